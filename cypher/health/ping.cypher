@@ -1,0 +1,3 @@
+// Readiness probe: the database answers a query.
+// $params: none
+RETURN 1 AS ok

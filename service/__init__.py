@@ -1,0 +1,1 @@
+"""MemTrace service: ingestion API, graph queries and attribution over a Neo4j memory graph."""

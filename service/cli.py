@@ -1,0 +1,145 @@
+"""The ``memtrace`` command line: serve, neo4j start|stop|status, ingest, demo, stop."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import httpx
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ingest.files import BatchFileError, count_operations, read_batches
+from ingest.sender import SendError, post_batch
+from service.neo4j_local import LocalNeo4j, Neo4jLaunchError
+from service.settings import get_settings
+
+app = typer.Typer(
+    help="MemTrace: trace and attribute errors in LLM memory systems.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+neo4j_app = typer.Typer(
+    help="A local Neo4j from Maven Central jars (no Docker needed).", no_args_is_help=True
+)
+app.add_typer(neo4j_app, name="neo4j")
+console = Console()
+err = Console(stderr=True)
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Bind address.")] = None,
+    port: Annotated[int | None, typer.Option(help="Port.")] = None,
+) -> None:
+    """Run the HTTP service (OpenAPI docs at /docs)."""
+    import uvicorn
+
+    settings = get_settings()
+    uvicorn.run(
+        "service.main:app", host=host or settings.host, port=port or settings.port, log_level="info"
+    )
+
+
+@neo4j_app.command("start")
+def neo4j_start() -> None:
+    """Fetch Neo4j (first time only), start it and wait until Bolt answers."""
+    local = LocalNeo4j.from_settings(get_settings())
+    try:
+        with console.status(f"starting Neo4j {local.version} on {local.uri} ..."):
+            pid = local.start()
+    except Neo4jLaunchError as e:
+        err.print(f"[red]{e}[/red]")
+        raise typer.Exit(1) from e
+    console.print(f"Neo4j {local.version} answers on {local.uri} (pid {pid}, data in {local.home})")
+
+
+@neo4j_app.command("stop")
+def neo4j_stop() -> None:
+    """Stop the local Neo4j by its recorded PID."""
+    local = LocalNeo4j.from_settings(get_settings())
+    console.print("stopped" if local.stop() else "not running")
+
+
+@neo4j_app.command("status")
+def neo4j_status() -> None:
+    """Say whether the local Neo4j runs and answers; exit 1 when it does not."""
+    local = LocalNeo4j.from_settings(get_settings())
+    pid, answers = local.pid(), local.answers()
+    console.print(f"pid: {pid or '-'}  bolt {local.uri}: {'answers' if answers else 'no answer'}")
+    if not answers:
+        raise typer.Exit(1)
+
+
+@app.command()
+def ingest(
+    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="JSON or JSONL.")],
+    url: Annotated[str | None, typer.Option(help="Service URL.")] = None,
+    project: Annotated[str | None, typer.Option(help="Override each batch's project.")] = None,
+) -> None:
+    """Send every batch in FILE to the service, with a progress bar and a summary."""
+    settings = get_settings()
+    try:
+        batches = list(read_batches(file))
+    except BatchFileError as e:
+        err.print(f"[red]{e}[/red]")
+        raise typer.Exit(2) from e
+    totals: dict[str, dict[str, int]] = {"created": {}, "existing": {}}
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("operations"),
+        TimeElapsedColumn(),
+    )
+    with (
+        httpx.Client(base_url=url or settings.url, timeout=120) as client,
+        Progress(*columns, console=console) as progress,
+    ):
+        task = progress.add_task(
+            f"ingesting {file.name}", total=sum(count_operations(b) for b in batches)
+        )
+        for index, batch in enumerate(batches):
+            if project:
+                batch = {**batch, "project": project}
+            try:
+                result = post_batch(client, batch)
+            except SendError as e:
+                err.print(f"[red]batch {index} refused: {e}[/red]")
+                if e.body and isinstance(e.body, dict) and e.body.get("details"):
+                    err.print_json(json.dumps(e.body["details"])[:4000])
+                raise typer.Exit(1) from e
+            for key in totals:
+                for kind, n in result[key].items():
+                    totals[key][kind] = totals[key].get(kind, 0) + n
+            progress.advance(task, count_operations(batch))
+    console.print(
+        f"{len(batches)} batch(es): created {totals['created']}, already there {totals['existing']}"
+    )
+
+
+@app.command()
+def demo(
+    trace: Annotated[Path, typer.Option(help="Trace to ingest.")] = Path(
+        "examples/demo_trace.json"
+    ),
+) -> None:
+    """Start Neo4j and the service, ingest the example trace, show its failed cases."""
+    from service.demo import run_demo
+
+    raise typer.Exit(run_demo(trace, console))
+
+
+@app.command()
+def stop() -> None:
+    """Stop the service started by `memtrace demo` and the local Neo4j."""
+    from service.demo import stop_background_service
+
+    stop_background_service(console)
+    neo4j_stop()
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,33 @@
+"""FastAPI dependencies: settings, and one Neo4j session per request closed in ``finally``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import Depends, Query, Request
+from neo4j import AsyncDriver, AsyncSession
+
+from graph_schema.models import ProjectName
+from service.db import apply_schema
+from service.settings import Settings, get_settings
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+
+async def get_session(request: Request, settings: SettingsDep) -> AsyncIterator[AsyncSession]:
+    driver: AsyncDriver = request.app.state.driver
+    if not request.app.state.schema_ready:  # Neo4j was down at start-up
+        await apply_schema(driver, settings.neo4j_database)
+        request.app.state.schema_ready = True
+    session = driver.session(database=settings.neo4j_database)
+    try:
+        yield session
+    finally:
+        await session.close()
+
+
+SessionDep = Annotated[AsyncSession, Depends(get_session)]
+ProjectDep = Annotated[
+    ProjectName, Query(description="The project (tenant) to read; nothing else is visible.")
+]

@@ -1,0 +1,70 @@
+"""The one error hierarchy of MemTrace. ``service.app`` maps it to HTTP in one place.
+
+MemTraceError
+├── InvalidInput           422  the request is well-formed JSON but breaks a rule
+├── PayloadTooLarge        413  a batch over the configured size limits
+├── NotFound               404
+│   └── CaseNotFound
+├── Conflict               409  an id already names something different
+└── RetryableError
+    └── StoreUnavailable   503  Neo4j did not answer; retry after a while
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class MemTraceError(Exception):
+    """Root of every error MemTrace raises on purpose."""
+
+    status_code = 500
+    code = "internal_error"
+
+    def __init__(self, message: str, *, details: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class InvalidInput(MemTraceError):
+    """The request breaks a rule of the wire format; ``details`` lists every bad item."""
+
+    status_code = 422
+    code = "invalid_input"
+
+
+class PayloadTooLarge(MemTraceError):
+    """A batch over the byte or operation limit."""
+
+    status_code = 413
+    code = "payload_too_large"
+
+
+class NotFound(MemTraceError):
+    """Something named in the request does not exist in this project."""
+
+    status_code = 404
+    code = "not_found"
+
+
+class CaseNotFound(NotFound):
+    """No case with this id in this project."""
+
+
+class Conflict(MemTraceError):
+    """An id already names a unit, operation or case with other content; ``details`` has the ids."""
+
+    status_code = 409
+    code = "conflict"
+
+
+class RetryableError(MemTraceError):
+    """A transient failure: the same request may succeed later."""
+
+    status_code = 503
+    code = "unavailable"
+
+
+class StoreUnavailable(RetryableError):
+    """Neo4j could not be reached or did not answer in time."""

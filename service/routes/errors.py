@@ -1,0 +1,27 @@
+"""The error body every route shares, for the OpenAPI ``responses=`` of each route."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+
+class ErrorBody(BaseModel):
+    """``error`` is a stable code, ``message`` says what was wrong, ``details`` where."""
+
+    error: str
+    message: str
+    details: Any = None
+
+
+def responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI entries for the error codes a route can answer."""
+    described = {
+        404: "Not found in this project",
+        409: "An id already names something different",
+        413: "Batch over the size limit",
+        422: "Invalid input; details lists every bad item with its location",
+        503: "Neo4j unreachable; retry after Retry-After seconds",
+    }
+    return {code: {"model": ErrorBody, "description": described[code]} for code in codes}

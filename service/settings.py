@@ -1,0 +1,57 @@
+"""One settings class for the whole process, read from ``MEMTRACE_*`` environment variables.
+
+Every variable is documented once, here; the README lists the ones a newcomer needs.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+NEO4J_VERSION = "5.26.30"
+"""The Neo4j LTS patch the local launcher fetches from Maven Central and docker-compose pins."""
+
+
+class Settings(BaseSettings):
+    """Configuration of the MemTrace service, CLI and local Neo4j launcher."""
+
+    model_config = SettingsConfigDict(env_prefix="MEMTRACE_", env_file=".env", extra="ignore")
+
+    # Neo4j connection.
+    neo4j_uri: str = Field("bolt://127.0.0.1:7687", description="Bolt URI of the graph store.")
+    neo4j_user: str = Field("neo4j", description="Neo4j user (ignored when auth is disabled).")
+    neo4j_password: SecretStr = Field(SecretStr("memtrace"), description="Neo4j password.")
+    neo4j_database: str = Field("neo4j", description="Database name; Community has one.")
+    neo4j_connect_timeout_s: float = Field(5.0, description="How long to wait for a connection.")
+    neo4j_retry_time_s: float = Field(
+        5.0, description="How long a managed transaction retries transient errors before a 503."
+    )
+
+    # Ingestion limits.
+    max_batch_bytes: int = Field(8 * 1024 * 1024, description="Largest accepted request body.")
+    max_batch_operations: int = Field(10_000, description="Most operations in one batch.")
+    subgraph_node_limit: int = Field(5_000, description="Most nodes one subgraph answer returns.")
+    retry_after_s: int = Field(5, description="Retry-After sent with a 503.")
+
+    # HTTP server (memtrace serve).
+    host: str = Field("127.0.0.1", description="Address `memtrace serve` binds.")
+    port: int = Field(8000, description="Port `memtrace serve` binds.")
+    url: str = Field("http://127.0.0.1:8000", description="Where CLI commands find the service.")
+
+    # Local Neo4j launcher (memtrace neo4j start|stop|status).
+    local_neo4j_dir: Path = Field(
+        Path.home() / ".cache" / "memtrace" / "neo4j",
+        description="Cache of Neo4j jars and the data folder of the local instance.",
+    )
+    local_neo4j_port: int = Field(7687, description="Bolt port of the local instance.")
+    local_neo4j_heap: str = Field("2g", description="JVM heap of the local instance.")
+    local_neo4j_pagecache: str = Field("2g", description="Page cache of the local instance.")
+
+
+@cache
+def get_settings() -> Settings:
+    """The process-wide settings, read once."""
+    return Settings()
