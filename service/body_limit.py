@@ -30,27 +30,34 @@ class BodyLimitMiddleware:
             return
 
         seen = 0
-        started = False
+        exceeded = False
+        refused = False
 
         async def counting_receive() -> Message:
-            nonlocal seen
+            nonlocal seen, exceeded
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
+                    exceeded = True
                     raise _TooLarge
             return message
 
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
+        async def guarded_send(message: Message) -> None:
+            # FastAPI turns an exception raised while reading the body into its own 400; once
+            # the limit was crossed, whatever the app answers is replaced by our 413.
+            nonlocal refused
+            if exceeded:
+                if not refused:
+                    refused = True
+                    await self._refuse(send)
+                return
             await send(message)
 
         try:
-            await self.app(scope, counting_receive, tracking_send)
+            await self.app(scope, counting_receive, guarded_send)
         except _TooLarge:
-            if not started:
+            if not refused:
                 await self._refuse(send)
 
     async def _refuse(self, send: Send) -> None:

@@ -143,3 +143,5 @@ def stop() -> None:
 
 def main() -> None:
     app()
+if __name__ == "__main__":
+    main()

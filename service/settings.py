@@ -46,6 +46,9 @@ class Settings(BaseSettings):
         Path.home() / ".cache" / "memtrace" / "neo4j",
         description="Cache of Neo4j jars and the data folder of the local instance.",
     )
+    local_neo4j_home: Path | None = Field(
+        None, description="Data folder of the local instance (default: <local_neo4j_dir>/instance)."
+    )
     local_neo4j_port: int = Field(7687, description="Bolt port of the local instance.")
     local_neo4j_heap: str = Field("2g", description="JVM heap of the local instance.")
     local_neo4j_pagecache: str = Field("2g", description="Page cache of the local instance.")

@@ -37,7 +37,7 @@ class LocalNeo4j:
     def from_settings(cls, settings: Settings) -> LocalNeo4j:
         return cls(
             cache_dir=settings.local_neo4j_dir,
-            home=settings.local_neo4j_dir / "instance",
+            home=settings.local_neo4j_home or settings.local_neo4j_dir / "instance",
             port=settings.local_neo4j_port,
             heap=settings.local_neo4j_heap,
             pagecache=settings.local_neo4j_pagecache,

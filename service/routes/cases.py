@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Query
 
 from graph_schema.views import CaseView, Subgraph
 from service.dependencies import ProjectDep, SessionDep, SettingsDep
@@ -18,7 +20,18 @@ async def get_case(case_id: str, session: SessionDep, project: ProjectDep = "def
 
 @router.get("/{case_id}/subgraph", response_model=Subgraph, responses=responses(404, 422, 503))
 async def get_case_subgraph(
-    case_id: str, session: SessionDep, settings: SettingsDep, project: ProjectDep = "default"
+    case_id: str,
+    session: SessionDep,
+    settings: SettingsDep,
+    project: ProjectDep = "default",
+    limit: Annotated[
+        int | None, Query(ge=1, description="Node limit (capped by the server).")
+    ] = None,
 ) -> Subgraph:
-    """Every unit and operation the case's answer depends on, with the edges among them."""
-    return await cases.case_subgraph(session, project, case_id, settings.subgraph_node_limit)
+    """Every unit and operation the case's answer depends on, with the edges among them.
+
+    At most ``limit`` nodes (the server's ``MEMTRACE_SUBGRAPH_NODE_LIMIT`` when not given, and
+    never more); ``truncated`` says when the ancestry was cut.
+    """
+    node_limit = min(limit or settings.subgraph_node_limit, settings.subgraph_node_limit)
+    return await cases.case_subgraph(session, project, case_id, node_limit)

@@ -1,0 +1,26 @@
+# The MemTrace service. Neo4j runs beside it (see docker-compose.yml).
+FROM python:3.11-slim AS base
+
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
+WORKDIR /app
+
+# Dependency layer first: it changes far less often than the code.
+COPY pyproject.toml README.md ./
+RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml','rb'))['project']['dependencies']))" > /tmp/requirements.txt \
+ && pip install -r /tmp/requirements.txt
+
+COPY service ./service
+COPY graph_schema ./graph_schema
+COPY cypher ./cypher
+COPY ingest ./ingest
+COPY examples ./examples
+RUN pip install --no-deps .
+
+RUN useradd --create-home --uid 10001 memtrace
+USER memtrace
+
+ENV MEMTRACE_HOST=0.0.0.0 MEMTRACE_PORT=8000
+EXPOSE 8000
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=5 \
+  CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=2)"
+CMD ["memtrace", "serve"]

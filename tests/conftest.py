@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from neo4j import Driver, GraphDatabase
+
+from tests.servers import Neo4jHandle, ServiceHandle, free_port, neo4j_for_tests, run_service
+
+
+@pytest.fixture(scope="session")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("memtrace")
+
+
+@pytest.fixture(scope="session")
+def neo4j(workdir: Path) -> Iterator[Neo4jHandle]:
+    with neo4j_for_tests(workdir) as handle:
+        yield handle
+
+
+@pytest.fixture(scope="session")
+def neo4j_driver(neo4j: Neo4jHandle) -> Iterator[Driver]:
+    """For checks that look at the graph directly, beside the API."""
+    with GraphDatabase.driver(neo4j.uri, auth=(neo4j.user, neo4j.password)) as driver:
+        yield driver
+
+
+@pytest.fixture(scope="session")
+def service(neo4j: Neo4jHandle, workdir: Path) -> Iterator[ServiceHandle]:
+    with run_service(
+        neo4j.uri,
+        workdir,
+        MEMTRACE_NEO4J_USER=neo4j.user,
+        MEMTRACE_NEO4J_PASSWORD=neo4j.password,
+    ) as handle:
+        yield handle
+
+
+@pytest.fixture(scope="session")
+def down_service(workdir: Path) -> Iterator[ServiceHandle]:
+    """A service whose Neo4j is not there: a port nothing listens on."""
+    with run_service(f"bolt://127.0.0.1:{free_port()}", workdir) as handle:
+        yield handle
+
+
+@pytest.fixture
+def client(service: ServiceHandle) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=service.url, timeout=60) as c:
+        yield c
+
+
+@pytest.fixture
+def project() -> str:
+    """A fresh project per test: tests never see each other's graphs."""
+    return f"t-{uuid.uuid4().hex[:12]}"

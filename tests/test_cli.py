@@ -1,0 +1,98 @@
+"""The memtrace command line, run as a user runs it: a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.servers import REPO, Neo4jHandle, ServiceHandle
+from tests.traces import chain_batch, demo_batch
+
+
+def memtrace(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "service.cli", *args],
+        cwd=REPO,
+        env={**os.environ, "COLUMNS": "200", **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_ingest_jsonl_with_summary(service: ServiceHandle, project: str, tmp_path: Path) -> None:
+    path = tmp_path / "batches.jsonl"
+    batches = [chain_batch(project, 30, prefix=f"b{i}-") for i in range(3)]
+    path.write_text("\n".join(json.dumps(b) for b in batches) + "\n")
+    done = memtrace("ingest", str(path), "--url", service.url)
+    assert done.returncode == 0, done.stderr
+    assert "3 batch(es)" in done.stdout
+    assert "'operations': 90" in done.stdout
+    again = memtrace("ingest", str(path), "--url", service.url)
+    assert "already there {'units': 93, 'operations': 90" in again.stdout
+
+
+def test_ingest_json_list_and_project_override(
+    service: ServiceHandle, project: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "demo.json"
+    path.write_text(json.dumps([demo_batch("ignored")], indent=2))
+    done = memtrace("ingest", str(path), "--url", service.url, "--project", project)
+    assert done.returncode == 0, done.stderr
+    case = httpx.get(f"{service.url}/cases/case-1", params={"project": project})
+    assert case.status_code == 200
+
+
+def test_ingest_reports_bad_lines_and_refusals(
+    service: ServiceHandle, project: str, tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(chain_batch(project, 2)) + "\n{not json\n")
+    done = memtrace("ingest", str(bad), "--url", service.url)
+    assert done.returncode == 2
+    assert "bad.jsonl:2" in done.stderr
+
+    refused = tmp_path / "refused.json"
+    batch = chain_batch(project, 2)
+    batch["operations"][0]["kind"] = "teleport"
+    refused.write_text(json.dumps(batch))
+    done = memtrace("ingest", str(refused), "--url", service.url)
+    assert done.returncode == 1
+    assert "HTTP 422" in done.stderr
+    assert "operations" in done.stderr
+
+
+def test_neo4j_status_of_the_test_instance(neo4j: Neo4jHandle) -> None:
+    if neo4j.local is None:
+        pytest.skip("the tests' Neo4j does not come from the local launcher")
+    env = {
+        "MEMTRACE_LOCAL_NEO4J_DIR": str(neo4j.local.cache_dir),
+        "MEMTRACE_LOCAL_NEO4J_HOME": str(neo4j.local.home),
+        "MEMTRACE_LOCAL_NEO4J_PORT": str(neo4j.local.port),
+    }
+    done = memtrace("neo4j", "status", **env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"pid: {neo4j.local.pid()}" in done.stdout
+    assert "answers" in done.stdout
+    # Starting again finds the running instance instead of launching a second one.
+    again = memtrace("neo4j", "start", **env)
+    assert again.returncode == 0
+    assert f"pid {neo4j.local.pid()}" in again.stdout
+
+
+def test_neo4j_status_when_nothing_runs(tmp_path: Path) -> None:
+    done = memtrace(
+        "neo4j",
+        "status",
+        MEMTRACE_LOCAL_NEO4J_HOME=str(tmp_path),
+        MEMTRACE_LOCAL_NEO4J_PORT="1",
+    )
+    assert done.returncode == 1
+    assert "no answer" in done.stdout

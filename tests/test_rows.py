@@ -1,0 +1,44 @@
+"""Flattening batches into writer rows (no database needed)."""
+
+from __future__ import annotations
+
+from graph_schema.models import TraceBatch
+from ingest.rows import batch_rows, fingerprint
+
+
+def test_fingerprint_ignores_key_order() -> None:
+    assert fingerprint({"a": 1, "b": [1, 2]}) == fingerprint({"b": [1, 2], "a": 1})
+    assert fingerprint({"a": 1}) != fingerprint({"a": 2})
+
+
+def test_inline_and_listed_definitions_collapse_when_identical() -> None:
+    unit = {"id": "u", "kind": "memory", "content": "c"}
+    batch = TraceBatch.model_validate(
+        {
+            "units": [unit],
+            "operations": [
+                {
+                    "id": "o",
+                    "name": "n",
+                    "kind": "update",
+                    "ts": "2026-01-01T00:00:00",
+                    "inputs": ["m", unit],
+                    "outputs": [unit],
+                }
+            ],
+        }
+    )
+    rows = batch_rows(batch)
+    assert list(rows.units) == ["u"]
+    assert rows.referenced_only() == ["m"]
+    assert [(e["unit"], e["position"]) for e in rows.consumes] == [("m", 0), ("u", 1)]
+    assert not rows.has_conflicts
+
+
+def test_naive_timestamps_are_utc() -> None:
+    batch = TraceBatch.model_validate(
+        {
+            "operations": [{"id": "o", "name": "n", "kind": "other", "ts": "2026-01-01T10:00:00"}],
+        }
+    )
+    assert batch.operations[0].ts.utcoffset().total_seconds() == 0  # type: ignore[union-attr]

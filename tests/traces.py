@@ -1,0 +1,36 @@
+"""Small trace batches the tests build."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from tests.servers import REPO
+
+_DEMO = json.loads((REPO / "examples" / "demo_trace.json").read_text())
+
+
+def demo_batch(project: str) -> dict[str, Any]:
+    """The bundled example trace (16 operations, 6 cases), moved into ``project``."""
+    batch = copy.deepcopy(_DEMO)
+    batch["project"] = project
+    return batch
+
+
+def chain_batch(project: str, n_ops: int, prefix: str = "") -> dict[str, Any]:
+    """``n_ops`` operations, each consuming the previous output: a chain of units."""
+    units = [{"id": f"{prefix}u0", "kind": "message", "content": "start"}]
+    ops = []
+    for i in range(n_ops):
+        ops.append(
+            {
+                "id": f"{prefix}op{i}",
+                "name": "step",
+                "kind": "update",
+                "ts": f"2026-01-01T00:00:{i % 60:02d}Z",
+                "inputs": [f"{prefix}u{i}"],
+                "outputs": [{"id": f"{prefix}u{i + 1}", "kind": "memory", "content": f"v{i + 1}"}],
+            }
+        )
+    return {"project": project, "units": units, "operations": ops, "cases": []}
