@@ -143,5 +143,7 @@ def stop() -> None:
 
 def main() -> None:
     app()
+
+
 if __name__ == "__main__":
     main()

@@ -38,6 +38,9 @@ def create_driver(settings: Settings) -> AsyncDriver:
         connection_timeout=settings.neo4j_connect_timeout_s,
         connection_acquisition_timeout=settings.neo4j_connect_timeout_s * 2,
         max_transaction_retry_time=settings.neo4j_retry_time_s,
+        # Server notifications (e.g. "property fp does not exist" on an empty graph) are noise
+        # in a service log and cost a little on every query.
+        notifications_min_severity="OFF",
     )
 
 

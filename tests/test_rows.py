@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from graph_schema.models import TraceBatch
-from ingest.rows import batch_rows, fingerprint
+from graph_schema.models import TraceBatch, UnitIn
+from ingest.rows import batch_rows, fingerprint, unit_row
 
 
-def test_fingerprint_ignores_key_order() -> None:
-    assert fingerprint({"a": 1, "b": [1, 2]}) == fingerprint({"b": [1, 2], "a": 1})
-    assert fingerprint({"a": 1}) != fingerprint({"a": 2})
+def test_fingerprint_ignores_attribute_key_order() -> None:
+    a = unit_row(UnitIn(id="u", kind="memory", content="c", attributes={"a": 1, "b": [1, 2]}))
+    b = unit_row(UnitIn(id="u", kind="memory", content="c", attributes={"b": [1, 2], "a": 1}))
+    c = unit_row(UnitIn(id="u", kind="memory", content="c", attributes={"a": 2, "b": [1, 2]}))
+    assert a["fp"] == b["fp"] != c["fp"]
+    assert fingerprint("x", None) != fingerprint("x", "None")
 
 
 def test_inline_and_listed_definitions_collapse_when_identical() -> None:
@@ -31,7 +34,10 @@ def test_inline_and_listed_definitions_collapse_when_identical() -> None:
     rows = batch_rows(batch)
     assert list(rows.units) == ["u"]
     assert rows.referenced_only() == ["m"]
-    assert [(e["unit"], e["position"]) for e in rows.consumes] == [("m", 0), ("u", 1)]
+    assert rows.operations["o"]["inputs"] == [
+        {"unit": "m", "position": 0},
+        {"unit": "u", "position": 1},
+    ]
     assert not rows.has_conflicts
 
 

@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 from neo4j import AsyncManagedTransaction, AsyncSession
-from neo4j.graph import Node
 from neo4j.time import DateTime
 
 from cypher import query
@@ -22,10 +21,9 @@ def _native(value: Any) -> Any:
     return value.to_native() if isinstance(value, DateTime) else value
 
 
-def node_to_model(node: Node) -> SubgraphNode:
-    """One graph node as the API shows it (neo4j time types become Python datetimes here)."""
-    props = dict(node)
-    is_op = "Operation" in node.labels
+def node_to_model(props: dict[str, Any]) -> SubgraphNode:
+    """One projected graph node as the API shows it (neo4j times become datetimes here)."""
+    is_op = props["is_operation"]
     return SubgraphNode(
         type="operation" if is_op else "unit",
         id=props["id"],
@@ -40,53 +38,42 @@ def node_to_model(node: Node) -> SubgraphNode:
     )
 
 
-@store_errors
-async def get_case(session: AsyncSession, project: str, case_id: str) -> CaseView | None:
-    """The case, or None when this project has no case with that id."""
-
-    async def work(tx: AsyncManagedTransaction) -> CaseView | None:
-        result = await tx.run(query("cases/get_case"), project=project, case_id=case_id)
-        record = await result.single()
-        if record is None:
-            return None
-        props = dict(record["case"])
-        answers = record["answer_units"]
-        return CaseView(
-            project=project,
-            id=props["id"],
-            question=props["question"],
-            expected_answer=props["expected_answer"],
-            verdict=props["verdict"],
-            answer_unit=answers[0] if answers else None,
-            evidence_units=list(record["evidence_units"]),
-            attributes=_attributes(props.get("attributes")),
-        )
-
-    return await session.execute_read(work)
+async def _read_case(tx: AsyncManagedTransaction, project: str, case_id: str) -> CaseView | None:
+    result = await tx.run(query("cases/get_case"), project=project, case_id=case_id)
+    record = await result.single()
+    if record is None:
+        return None
+    props = dict(record["case"])
+    answers = record["answer_units"]
+    return CaseView(
+        project=project,
+        id=props["id"],
+        question=props["question"],
+        expected_answer=props["expected_answer"],
+        verdict=props["verdict"],
+        answer_unit=answers[0] if answers else None,
+        evidence_units=list(record["evidence_units"]),
+        attributes=_attributes(props.get("attributes")),
+    )
 
 
-@store_errors
-async def ancestors(
-    session: AsyncSession, project: str, case_id: str, unit_id: str, limit: int
+async def _read_ancestors(
+    tx: AsyncManagedTransaction, project: str, case_id: str, unit_id: str, limit: int
 ) -> Subgraph:
-    """Every node ``unit_id`` depends on, at most ``limit`` of them, with the edges among them."""
-
-    async def work(tx: AsyncManagedTransaction) -> list[tuple[Node, list[dict[str, Any]]]]:
-        result = await tx.run(
-            query("cases/ancestors"), project=project, unit_id=unit_id, limit=limit + 1
-        )
-        return [(record["node"], record["edges"]) async for record in result]
-
-    rows = await session.execute_read(work)
+    result = await tx.run(
+        query("cases/ancestors"), project=project, unit_id=unit_id, limit=limit + 1
+    )
+    record = await result.single()
+    rows: list[dict[str, Any]] = list(record["nodes"]) if record else []
     truncated = len(rows) > limit
     rows = rows[:limit]
-    nodes = [node_to_model(node) for node, _ in rows]
+    nodes = [node_to_model(row) for row in rows]
     unit_ids = {n.id for n in nodes if n.type == "unit"}
     edges = [
-        SubgraphEdge(type=e["type"], operation=node.id, unit=e["unit"], position=e["position"])
-        for node, (_, op_edges) in zip(nodes, rows, strict=True)
-        for e in op_edges
-        if e["unit"] in unit_ids
+        SubgraphEdge(type=kind, operation=row["id"], unit=unit, position=position)
+        for row in rows
+        for kind, unit, position in row["edges"]
+        if unit in unit_ids
     ]
     return Subgraph(
         case_id=case_id,
@@ -96,3 +83,25 @@ async def ancestors(
         node_limit=limit,
         truncated=truncated,
     )
+
+
+@store_errors
+async def get_case(session: AsyncSession, project: str, case_id: str) -> CaseView | None:
+    """The case, or None when this project has no case with that id."""
+    return await session.execute_read(_read_case, project, case_id)
+
+
+@store_errors
+async def case_with_ancestors(
+    session: AsyncSession, project: str, case_id: str, limit: int
+) -> tuple[CaseView | None, Subgraph | None]:
+    """The case and, when it has an answer unit, every node that answer depends on (at most
+    ``limit`` of them, with the edges among them), read in one transaction."""
+
+    async def work(tx: AsyncManagedTransaction) -> tuple[CaseView | None, Subgraph | None]:
+        case = await _read_case(tx, project, case_id)
+        if case is None or case.answer_unit is None:
+            return case, None
+        return case, await _read_ancestors(tx, project, case_id, case.answer_unit, limit)
+
+    return await session.execute_read(work)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 
 from graph_schema.views import CaseView, Subgraph
 from service.dependencies import ProjectDep, SessionDep, SettingsDep
@@ -27,11 +27,14 @@ async def get_case_subgraph(
     limit: Annotated[
         int | None, Query(ge=1, description="Node limit (capped by the server).")
     ] = None,
-) -> Subgraph:
+) -> Response:
     """Every unit and operation the case's answer depends on, with the edges among them.
 
     At most ``limit`` nodes (the server's ``MEMTRACE_SUBGRAPH_NODE_LIMIT`` when not given, and
     never more); ``truncated`` says when the ancestry was cut.
     """
     node_limit = min(limit or settings.subgraph_node_limit, settings.subgraph_node_limit)
-    return await cases.case_subgraph(session, project, case_id, node_limit)
+    subgraph = await cases.case_subgraph(session, project, case_id, node_limit)
+    # Already a validated model: serialise it once instead of letting FastAPI re-validate
+    # thousands of nodes through response_model (which stays declared for the OpenAPI schema).
+    return Response(subgraph.model_dump_json(), media_type="application/json")

@@ -21,11 +21,13 @@ async def case_subgraph(
     session: AsyncSession, project: str, case_id: str, node_limit: int
 ) -> Subgraph:
     """The ancestor subgraph of the case's answer unit, cut at ``node_limit`` nodes."""
-    case = await get_case(session, project, case_id)
-    if case.answer_unit is None:
+    case, subgraph = await cases.case_with_ancestors(session, project, case_id, node_limit)
+    if case is None:
+        raise CaseNotFound(f"no case {case_id!r} in project {project!r}")
+    if subgraph is None:
         raise InvalidInput(
             f"case {case_id!r} has no answer_unit, so it has no ancestors to show; "
             "send the case again with the id of the unit holding the answer",
             details=[{"loc": ["case", case_id, "answer_unit"], "msg": "missing"}],
         )
-    return await cases.ancestors(session, project, case_id, case.answer_unit, node_limit)
+    return subgraph
