@@ -1,0 +1,1 @@
+"""Benchmarks and evaluation datasets for MemTrace (not part of the installed service)."""

@@ -1,0 +1,268 @@
+"""Labelled traces from real LoCoMo conversations and their recorded extraction output.
+
+LoCoMo ships, per session and speaker, the facts an LLM extracted ("observations"), each citing the
+turns it came from. That makes a real extraction step whose losses are known: a question whose only
+evidence turn no observation cites lost its information at extraction. Per conversation:
+
+- every turn is a ``message`` unit (``Speaker: text``; its dia id only in attributes);
+- per session and speaker, one ``extraction`` operation consumes the session's turns and produces
+  that speaker's observations as ``memory`` units (the citations stay out of the batch);
+- per answerable question (category != 5, exactly one evidence turn), an Okapi BM25 retrieval
+  over all the conversation's memories produces a ``context``, and an ``answer`` operation
+  (kind ``response``) answers mechanically: with the first retrieved memory citing the evidence
+  turn, or, for a deterministic ~30% of those, deliberately wrong; "I don't know" otherwise.
+
+Labels follow mechanically: evidence cited by no observation -> ExtractionError (that session's
+extraction for the evidence turn's speaker); cited but no citing memory retrieved ->
+RetrievalError; retrieved but answered wrong -> ResponseError; else the case passed.
+
+Run ``python3 -m benchmarks.datasets.locomo`` for the label count table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+from collections import Counter
+from collections.abc import Sequence
+from datetime import timedelta
+from pathlib import Path
+
+from .bm25 import BM25
+from .builder import BatchBuilder, batch_tag
+from .labels import Label, LabelledBatch, count_labels, dump, format_counts
+from .locomo_source import QA, LocomoConversation, conversation_files, read_conversation
+
+SYSTEM = "locomo"
+EXTRACT = "extract_observations"
+RETRIEVE = "bm25_retrieval"
+ANSWER = "answer"
+IDK = "I don't know."
+DEFAULT_PROJECT = "locomo"
+
+
+def _draw(seed: int, *parts: object) -> float:
+    """A deterministic number in [0, 1) per (seed, parts), independent of iteration order."""
+    text = "|".join(str(p) for p in (seed, *parts))
+    return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16) / 2**32
+
+
+def skip_reason(qa: QA, dia_ids: set[str]) -> str | None:
+    """Why a question is left out, or None if it becomes a case."""
+    if qa.category == 5:
+        return "adversarial"
+    if len(qa.evidence) != 1:
+        return "not exactly one evidence turn"
+    if qa.evidence[0] not in dia_ids:
+        return "evidence turn missing"
+    return None
+
+
+def _wrong_answer(conv: LocomoConversation, qa: QA) -> str:
+    """The gold answer of the next question of the same category with a different answer."""
+    ordered = conv.qa[qa.index + 1 :] + conv.qa[: qa.index]
+    for other in ordered:
+        if other.category == qa.category and other.answer.strip().lower() not in (
+            "",
+            qa.answer.strip().lower(),
+        ):
+            return other.answer
+    return IDK
+
+
+class _Builder:
+    """Builds one conversation's batch; keeps the observation citations on the side."""
+
+    def __init__(self, conv: LocomoConversation, project: str, seed: int) -> None:
+        self.conv = conv
+        self.seed = seed
+        self.b = BatchBuilder(
+            project, batch_tag(project, "locomo", conv.name), conv.sessions[0].when
+        )
+        self.message: dict[str, str] = {}  # dia id -> message unit
+        self.speaker: dict[str, str] = {}  # dia id -> speaker
+        self.session_of: dict[str, int] = {}
+        self.extraction: dict[tuple[int, str], str] = {}  # (session, speaker) -> operation
+        self.memories: list[str] = []
+        self.citations: dict[str, list[str]] = {}  # memory unit -> cited dia ids (hidden)
+        self.labels: dict[str, Label] = {}
+        self.evidence: dict[str, str] = {}  # case -> evidence dia id
+        self.skipped: Counter[str] = Counter()
+
+    def sessions(self) -> None:
+        b = self.b
+        for session in self.conv.sessions:
+            b.jump_to(session.when)
+            ids = []
+            for turn in session.turns:
+                extra = {"image_caption": turn.caption} if turn.caption else {}
+                unit = b.unit(
+                    "message",
+                    f"{turn.speaker}: {turn.text}",
+                    dia_id=turn.dia_id,
+                    session=session.number,
+                    **extra,
+                )
+                self.message[turn.dia_id] = unit
+                self.speaker[turn.dia_id] = turn.speaker
+                self.session_of[turn.dia_id] = session.number
+                ids.append(unit)
+                b.advance(20)
+            for speaker in self.conv.speakers:
+                facts = [
+                    o
+                    for o in self.conv.observations
+                    if o.session == session.number and o.speaker == speaker
+                ]
+                outputs = [b.unit("memory", o.text) for o in facts]
+                for unit, o in zip(outputs, facts, strict=True):
+                    self.citations[unit] = list(o.cites)
+                self.memories.extend(outputs)
+                self.extraction[(session.number, speaker)] = b.op(
+                    EXTRACT,
+                    "extraction",
+                    SYSTEM,
+                    ids,
+                    outputs,
+                    session_id=f"session_{session.number}",
+                    speaker=speaker,
+                )
+
+    def questions(self, top_k: int, wrong_fraction: float, evidence_fraction: float) -> None:
+        index = BM25([self.b.content[u] for u in self.memories])
+        cited = {d for cites in self.citations.values() for d in cites}
+        known = set(self.message)
+        self.b.jump_to(self.conv.sessions[-1].when + timedelta(days=1))
+        for qa in self.conv.qa:
+            reason = skip_reason(qa, known)
+            if reason:
+                self.skipped[reason] += 1
+                continue
+            self._ask(
+                qa,
+                index,
+                top_k,
+                wrong=_draw(self.seed, self.conv.name, qa.index, "wrong") < wrong_fraction,
+                with_evidence=_draw(self.seed, self.conv.name, qa.index, "ev") < evidence_fraction,
+                extracted=qa.evidence[0] in cited,
+            )
+
+    def _ask(
+        self, qa: QA, index: BM25, top_k: int, *, wrong: bool, with_evidence: bool, extracted: bool
+    ) -> None:
+        """Retrieve, answer, record the case and, if it failed, its label."""
+        b, evidence = self.b, qa.evidence[0]
+        query = b.unit("query", qa.question)
+        chosen = [self.memories[i] for i in index.top(qa.question, top_k)]
+        context = b.unit("context", "\n".join(b.content[u] for u in chosen))
+        retrieval = b.op(
+            RETRIEVE, "retrieval", SYSTEM, [query, *chosen], [context], top_k=top_k, k1=1.5, b=0.75
+        )
+        citing = [u for u in chosen if evidence in self.citations[u]]
+        if not citing:
+            text = IDK
+        else:
+            text = _wrong_answer(self.conv, qa) if wrong else b.content[citing[0]]
+        answer = b.unit("answer", text)
+        response = b.op(ANSWER, "response", SYSTEM, [query, context], [answer])
+        case = b.case(
+            qa.question,
+            qa.answer,
+            answer,
+            passed=bool(citing) and not wrong,
+            evidence_units=[self.message[evidence]] if with_evidence else [],
+            category=qa.category,
+        )
+        self.evidence[case] = evidence
+        if not extracted:
+            op = self.extraction[(self.session_of[evidence], self.speaker[evidence])]
+            self.labels[case] = Label(error_type="ExtractionError", operation_id=op, system=SYSTEM)
+        elif not citing:
+            self.labels[case] = Label(
+                error_type="RetrievalError", operation_id=retrieval, system=SYSTEM
+            )
+        elif wrong:
+            self.labels[case] = Label(
+                error_type="ResponseError", operation_id=response, system=SYSTEM
+            )
+
+
+def build_conversation(
+    conv: LocomoConversation,
+    *,
+    project: str = DEFAULT_PROJECT,
+    top_k: int = 5,
+    wrong_fraction: float = 0.3,
+    evidence_fraction: float = 0.5,
+    seed: int = 0,
+) -> LabelledBatch:
+    """One labelled batch for one parsed LoCoMo conversation."""
+    builder = _Builder(conv, project, seed)
+    builder.sessions()
+    builder.questions(top_k, wrong_fraction, evidence_fraction)
+    hidden = {
+        "conversation": conv.name,
+        "citations": builder.citations,
+        "evidence": builder.evidence,
+        "skipped": dict(builder.skipped),
+    }
+    return LabelledBatch(builder.b.build(), builder.labels, hidden)
+
+
+def load_locomo(
+    path: str | Path | None = None,
+    *,
+    project: str = DEFAULT_PROJECT,
+    conversations: Sequence[str] | None = None,
+    limit: int | None = None,
+    top_k: int = 5,
+    wrong_fraction: float = 0.3,
+    evidence_fraction: float = 0.5,
+    seed: int = 0,
+) -> list[LabelledBatch]:
+    """One labelled batch per LoCoMo conversation file under ``path``.
+
+    ``path`` defaults to ``../shared/data/locomo10``; relative paths are resolved against the
+    repository root. ``conversations`` picks files by stem (e.g. ``["26", "30"]``), ``limit``
+    keeps the first N. ``seed`` only chooses which answers are made wrong and which cases name
+    their evidence.
+    """
+    files = conversation_files(path)
+    if conversations is not None:
+        files = [f for f in files if f.stem in set(conversations)]
+    return [
+        build_conversation(
+            read_conversation(f),
+            project=project,
+            top_k=top_k,
+            wrong_fraction=wrong_fraction,
+            evidence_fraction=evidence_fraction,
+            seed=seed,
+        )
+        for f in files[:limit]
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Label counts of the LoCoMo-derived traces.")
+    parser.add_argument("--path", default=None, help="LoCoMo directory (default: %(default)s)")
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--top-k", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", help="directory to write batch-NNN.json and labels.json to")
+    args = parser.parse_args(argv)
+    batches = load_locomo(args.path, limit=args.limit, top_k=args.top_k, seed=args.seed)
+    print(format_counts(count_labels(batches, key=lambda x: x.hidden["conversation"]), "conv"))
+    skipped: Counter[str] = Counter()
+    for item in batches:
+        skipped.update(item.hidden["skipped"])
+    print("\nquestions left out: " + ", ".join(f"{k}: {v}" for k, v in sorted(skipped.items())))
+    units = sum(len(x.batch["units"]) for x in batches)
+    ops = sum(len(x.batch["operations"]) for x in batches)
+    print(f"{len(batches)} batches, {units} units, {ops} operations")
+    if args.out:
+        dump(batches, args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""One module per traced memory system; each turns a planned conversation into a trace."""
