@@ -8,6 +8,11 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 
+class CaseSummary(BaseModel):
+    id: str
+    verdict: str
+
+
 class CaseView(BaseModel):
     """A stored case with the ids it links to."""
 

@@ -36,6 +36,26 @@ class Settings(BaseSettings):
     subgraph_node_limit: int = Field(5_000, description="Most nodes one subgraph answer returns.")
     retry_after_s: int = Field(5, description="Retry-After sent with a 503.")
 
+    # Attribution.
+    llm_base_url: str | None = Field(
+        None, description="OpenAI-compatible endpoint for the llm judge (e.g. .../v1)."
+    )
+    llm_api_key: SecretStr = Field(SecretStr("not-set"), description="Key for that endpoint.")
+    llm_model: str = Field("gpt-4.1-mini", description="Model the llm judge asks.")
+    llm_timeout_s: float = Field(30.0, description="Timeout of one LLM request.")
+    llm_heuristic_confidence: float = Field(
+        0.8,
+        description="Heuristic verdicts at least this confident are taken without asking the "
+        "LLM (above 1: the LLM is asked about every unit).",
+    )
+    attribution_max_llm_calls: int = Field(8, description="Most LLM calls one attribution makes.")
+    attribution_max_tokens: int = Field(
+        20_000, description="Most LLM tokens (input + output) one attribution spends."
+    )
+    attribution_graph_limit: int = Field(
+        20_000, description="Most nodes an attribution loads (ancestors, descendants, messages)."
+    )
+
     # HTTP server (memtrace serve).
     host: str = Field("127.0.0.1", description="Address `memtrace serve` binds.")
     port: int = Field(8000, description="Port `memtrace serve` binds.")

@@ -8,6 +8,7 @@ import httpx
 import pytest
 from neo4j import Driver, GraphDatabase
 
+from tests.llm_server import Answer, ScriptedLLM, oracle_from_ids, scripted_llm
 from tests.servers import Neo4jHandle, ServiceHandle, free_port, neo4j_for_tests, run_service
 
 
@@ -57,3 +58,29 @@ def client(service: ServiceHandle) -> Iterator[httpx.Client]:
 def project() -> str:
     """A fresh project per test: tests never see each other's graphs."""
     return f"t-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(scope="session")
+def llm() -> Iterator[ScriptedLLM]:
+    """A scripted OpenAI-compatible server; tests set ``llm.answer`` to what it should say."""
+    holder: dict[str, Answer] = {"answer": oracle_from_ids(set())}
+    with scripted_llm(lambda request: holder["answer"](request)) as server:
+        server.script = holder  # type: ignore[attr-defined]
+        yield server
+
+
+@pytest.fixture(scope="session")
+def llm_service(neo4j: Neo4jHandle, workdir: Path, llm: ScriptedLLM) -> Iterator[ServiceHandle]:
+    """The service with its llm judge pointed at the scripted server."""
+    with run_service(
+        neo4j.uri,
+        workdir,
+        MEMTRACE_NEO4J_USER=neo4j.user,
+        MEMTRACE_NEO4J_PASSWORD=neo4j.password,
+        MEMTRACE_LLM_BASE_URL=llm.base_url,
+        MEMTRACE_LLM_API_KEY="test-key",
+        MEMTRACE_LLM_MODEL="scripted",
+        MEMTRACE_LLM_TIMEOUT_S="1",
+        MEMTRACE_LLM_HEURISTIC_CONFIDENCE="1.01",
+    ) as handle:
+        yield handle

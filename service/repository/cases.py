@@ -38,7 +38,7 @@ def node_to_model(props: dict[str, Any]) -> SubgraphNode:
     )
 
 
-async def _read_case(tx: AsyncManagedTransaction, project: str, case_id: str) -> CaseView | None:
+async def read_case(tx: AsyncManagedTransaction, project: str, case_id: str) -> CaseView | None:
     result = await tx.run(query("cases/get_case"), project=project, case_id=case_id)
     record = await result.single()
     if record is None:
@@ -57,14 +57,19 @@ async def _read_case(tx: AsyncManagedTransaction, project: str, case_id: str) ->
     )
 
 
+async def ancestor_rows(
+    tx: AsyncManagedTransaction, project: str, unit_id: str, limit: int
+) -> list[dict[str, Any]]:
+    """Projected rows (see ``cypher/cases/ancestors.cypher``) of at most ``limit`` ancestors."""
+    result = await tx.run(query("cases/ancestors"), project=project, unit_id=unit_id, limit=limit)
+    record = await result.single()
+    return list(record["nodes"]) if record else []
+
+
 async def _read_ancestors(
     tx: AsyncManagedTransaction, project: str, case_id: str, unit_id: str, limit: int
 ) -> Subgraph:
-    result = await tx.run(
-        query("cases/ancestors"), project=project, unit_id=unit_id, limit=limit + 1
-    )
-    record = await result.single()
-    rows: list[dict[str, Any]] = list(record["nodes"]) if record else []
+    rows = await ancestor_rows(tx, project, unit_id, limit + 1)
     truncated = len(rows) > limit
     rows = rows[:limit]
     nodes = [node_to_model(row) for row in rows]
@@ -88,7 +93,7 @@ async def _read_ancestors(
 @store_errors
 async def get_case(session: AsyncSession, project: str, case_id: str) -> CaseView | None:
     """The case, or None when this project has no case with that id."""
-    return await session.execute_read(_read_case, project, case_id)
+    return await session.execute_read(read_case, project, case_id)
 
 
 @store_errors
@@ -99,9 +104,24 @@ async def case_with_ancestors(
     ``limit`` of them, with the edges among them), read in one transaction."""
 
     async def work(tx: AsyncManagedTransaction) -> tuple[CaseView | None, Subgraph | None]:
-        case = await _read_case(tx, project, case_id)
+        case = await read_case(tx, project, case_id)
         if case is None or case.answer_unit is None:
             return case, None
         return case, await _read_ancestors(tx, project, case_id, case.answer_unit, limit)
+
+    return await session.execute_read(work)
+
+
+@store_errors
+async def list_cases(
+    session: AsyncSession, project: str, verdict: str | None, skip: int, limit: int
+) -> list[dict[str, str]]:
+    """``{id, verdict}`` of the project's cases in id order."""
+
+    async def work(tx: AsyncManagedTransaction) -> list[dict[str, str]]:
+        result = await tx.run(
+            query("cases/list_cases"), project=project, verdict=verdict, skip=skip, limit=limit
+        )
+        return [{"id": r["id"], "verdict": r["verdict"]} async for r in result]
 
     return await session.execute_read(work)

@@ -4,12 +4,25 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
-from graph_schema.views import CaseView, Subgraph
+from graph_schema.models import Verdict
+from graph_schema.views import CaseSummary, CaseView, Subgraph
 from service.dependencies import ProjectDep, SessionDep, SettingsDep
 from service.routes.errors import responses
 from service.services import cases
 
 router = APIRouter(prefix="/cases", tags=["cases"])
+
+
+@router.get("", response_model=list[CaseSummary], responses=responses(503))
+async def list_cases(
+    session: SessionDep,
+    project: ProjectDep = "default",
+    verdict: Verdict | None = None,
+    skip: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
+) -> list[CaseSummary]:
+    """Ids and verdicts of the project's cases, in id order (``verdict=failed`` for failures)."""
+    return await cases.list_cases(session, project, verdict, skip, limit)
 
 
 @router.get("/{case_id}", response_model=CaseView, responses=responses(404, 503))

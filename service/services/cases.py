@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from neo4j import AsyncSession
 
-from graph_schema.views import CaseView, Subgraph
+from graph_schema.views import CaseSummary, CaseView, Subgraph
 from service.errors import CaseNotFound, InvalidInput
 from service.repository import cases
 
@@ -31,3 +31,10 @@ async def case_subgraph(
             details=[{"loc": ["case", case_id, "answer_unit"], "msg": "missing"}],
         )
     return subgraph
+
+
+async def list_cases(
+    session: AsyncSession, project: str, verdict: str | None, skip: int, limit: int
+) -> list[CaseSummary]:
+    rows = await cases.list_cases(session, project, verdict, skip, limit)
+    return [CaseSummary(**row) for row in rows]

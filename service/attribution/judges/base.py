@@ -1,0 +1,81 @@
+"""The judge protocol the attribution walk calls, and the per-case cache around it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from service.attribution.models import Cost
+
+
+@dataclass(frozen=True)
+class Question:
+    """What a judge knows about the case: never the ground truth, only what the user stored."""
+
+    case_id: str
+    question: str
+    expected_answer: str
+    wrong_answer: str
+    evidence_texts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class UnitText:
+    id: str
+    kind: str
+    content: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``carries`` is True/False, or None when the judge could not tell (budget, bad answer)."""
+
+    carries: bool | None
+    confidence: float
+    source: str  # "heuristic", "llm" or "cache"
+
+
+class Judge(Protocol):
+    """Anything that can judge a list of units for one question."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def cost(self) -> Cost: ...
+
+    async def judge(self, question: Question, units: list[UnitText]) -> dict[str, Verdict]:
+        """A verdict for every unit in ``units`` (one LLM call at most for the whole list)."""
+        ...
+
+
+@dataclass
+class CachedJudge:
+    """Wraps a judge so that no unit is judged twice for the same case."""
+
+    inner: Judge
+    cache: dict[str, Verdict] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        return self.inner.kind
+
+    @property
+    def model(self) -> str | None:
+        return self.inner.model
+
+    @property
+    def cost(self) -> Cost:
+        return self.inner.cost
+
+    async def judge(self, question: Question, units: list[UnitText]) -> dict[str, Verdict]:
+        fresh = [u for u in units if u.id not in self.cache]
+        if fresh:
+            self.cache.update(await self.inner.judge(question, fresh))
+        return {u.id: self.cache[u.id] for u in units}
+
+    async def carries(self, question: Question, unit: UnitText) -> bool | None:
+        return (await self.judge(question, [unit]))[unit.id].carries

@@ -1,0 +1,116 @@
+"""Reading what an attribution needs, and storing and listing attribution results."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from neo4j import AsyncManagedTransaction, AsyncSession
+
+from cypher import query
+from graph_schema.views import CaseView
+from service.attribution.models import AttributionResult
+from service.db import store_errors
+from service.repository.cases import ancestor_rows, read_case
+
+
+@store_errors
+async def case_and_ancestors(
+    session: AsyncSession, project: str, case_id: str, limit: int
+) -> tuple[CaseView | None, list[dict[str, Any]]]:
+    """The case and the projected rows of its answer's ancestors, in one read transaction."""
+
+    async def work(tx: AsyncManagedTransaction) -> tuple[CaseView | None, list[dict[str, Any]]]:
+        case = await read_case(tx, project, case_id)
+        if case is None or case.answer_unit is None:
+            return case, []
+        return case, await ancestor_rows(tx, project, case.answer_unit, limit)
+
+    return await session.execute_read(work)
+
+
+@store_errors
+async def descendants(
+    session: AsyncSession, project: str, unit_ids: list[str], limit: int
+) -> list[dict[str, Any]]:
+    """Projected rows of everything derived from ``unit_ids`` (at most ``limit`` nodes)."""
+
+    async def work(tx: AsyncManagedTransaction) -> list[dict[str, Any]]:
+        result = await tx.run(
+            query("attribution/descendants"), project=project, unit_ids=unit_ids, limit=limit
+        )
+        record = await result.single()
+        return list(record["nodes"]) if record else []
+
+    return await session.execute_read(work)
+
+
+@store_errors
+async def source_messages(session: AsyncSession, project: str, limit: int) -> list[tuple[str, str]]:
+    """(id, content) of the project's message units."""
+
+    async def work(tx: AsyncManagedTransaction) -> list[tuple[str, str]]:
+        result = await tx.run(query("attribution/source_messages"), project=project, limit=limit)
+        return [(r["id"], r["content"] or "") async for r in result]
+
+    return await session.execute_read(work)
+
+
+@store_errors
+async def save(session: AsyncSession, project: str, result: AttributionResult) -> None:
+    """Store ``result`` as the case's attribution, replacing an earlier one."""
+    props = {
+        "status": result.status,
+        "error_type": result.error_type,
+        "confidence": result.confidence,
+        "reason": result.reason,
+        "judge": result.judge.kind,
+        "model": result.judge.model,
+        "created_at": result.created_at or datetime.now(UTC),
+        "result": result.model_dump_json(),
+    }
+    operation_id = result.operation.id if result.operation else None
+
+    async def work(tx: AsyncManagedTransaction) -> None:
+        await (
+            await tx.run(
+                query("attribution/save_attribution"),
+                project=project,
+                case_id=result.case_id,
+                operation_id=operation_id,
+                props=props,
+            )
+        ).consume()
+
+    await session.execute_write(work)
+
+
+@store_errors
+async def get(session: AsyncSession, project: str, case_id: str) -> AttributionResult | None:
+    """The stored attribution of a case, or None."""
+
+    async def work(tx: AsyncManagedTransaction) -> str | None:
+        result = await tx.run(
+            query("attribution/get_attribution"), project=project, case_id=case_id
+        )
+        record = await result.single()
+        return record["result"] if record else None
+
+    stored = await session.execute_read(work)
+    return AttributionResult.model_validate_json(stored) if stored else None
+
+
+@store_errors
+async def list_results(
+    session: AsyncSession, project: str, filters: dict[str, str | None], skip: int, limit: int
+) -> list[AttributionResult]:
+    """Stored attributions matching ``filters`` (system, error_type, operation_name, status)."""
+
+    async def work(tx: AsyncManagedTransaction) -> list[str]:
+        result = await tx.run(
+            query("attribution/list_attributions"),
+            {"project": project, "skip": skip, "limit": limit, **filters},
+        )
+        return [r["result"] async for r in result]
+
+    return [AttributionResult.model_validate_json(s) for s in await session.execute_read(work)]

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Body, Query
+
+from service.attribution.models import AttributeRequest, AttributionResult, ErrorType, Status
+from service.dependencies import ProjectDep, SessionDep, SettingsDep
+from service.routes.errors import responses
+from service.services import attribution
+
+router = APIRouter(tags=["attribution"])
+
+
+@router.post(
+    "/attribute/{case_id}",
+    response_model=AttributionResult,
+    responses=responses(404, 422, 503),
+)
+async def post_attribute(
+    case_id: str,
+    session: SessionDep,
+    settings: SettingsDep,
+    project: ProjectDep = "default",
+    request: Annotated[AttributeRequest | None, Body()] = None,
+) -> AttributionResult:
+    """Name the operation that broke the case's answer, its error type and why.
+
+    The result is stored with the case and returned again on the next call unless ``refresh``.
+    """
+    return await attribution.attribute_case(
+        session, project, case_id, request or AttributeRequest(), settings
+    )
+
+
+@router.get("/attributions", response_model=list[AttributionResult], responses=responses(503))
+async def get_attributions(
+    session: SessionDep,
+    project: ProjectDep = "default",
+    system: str | None = None,
+    error_type: ErrorType | None = None,
+    operation_name: str | None = None,
+    status: Status | None = None,
+    skip: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> list[AttributionResult]:
+    """Stored attributions, newest first, filtered by the blamed operation and error type."""
+    filters = {
+        "system": system,
+        "error_type": error_type,
+        "operation_name": operation_name,
+        "status": status,
+    }
+    return await attribution.list_attributions(session, project, filters, skip, limit)

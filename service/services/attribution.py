@@ -1,0 +1,108 @@
+"""Attributing a failed case: load its graph, walk it with a judge, store and return the result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from neo4j import AsyncSession
+
+from service.attribution.engine import CaseFacts, attribute
+from service.attribution.graph import CaseGraph
+from service.attribution.judges.base import CachedJudge, Judge
+from service.attribution.judges.heuristic import HeuristicJudge
+from service.attribution.models import AttributeRequest, AttributionResult
+from service.errors import CaseNotFound, InvalidInput
+from service.repository import attributions
+from service.settings import Settings
+
+
+@dataclass
+class _RepositorySource:
+    """The engine's view of the rest of the graph, read through the repository."""
+
+    session: AsyncSession
+    project: str
+    limit: int
+
+    async def descendants(self, unit_ids: list[str]) -> list[dict[str, Any]]:
+        return await attributions.descendants(self.session, self.project, unit_ids, self.limit)
+
+    async def source_messages(self) -> list[tuple[str, str]]:
+        return await attributions.source_messages(self.session, self.project, self.limit)
+
+
+def build_judge(request: AttributeRequest, settings: Settings) -> Judge:
+    """The judge a request asks for; the llm judge asks the heuristic one first."""
+    if request.judge == "heuristic":
+        return HeuristicJudge()
+    if not settings.llm_base_url:
+        raise InvalidInput(
+            "the llm judge needs an OpenAI-compatible endpoint: set MEMTRACE_LLM_BASE_URL "
+            "(and MEMTRACE_LLM_API_KEY, MEMTRACE_LLM_MODEL)",
+            details=[{"loc": ["body", "judge"], "msg": "no LLM endpoint configured"}],
+        )
+    from service.attribution.judges.llm import LLMJudge
+
+    return LLMJudge(
+        base_url=settings.llm_base_url,
+        api_key=settings.llm_api_key.get_secret_value(),
+        model=settings.llm_model,
+        timeout_s=settings.llm_timeout_s,
+        max_calls=(
+            request.max_llm_calls
+            if request.max_llm_calls is not None
+            else settings.attribution_max_llm_calls
+        ),
+        max_tokens=settings.attribution_max_tokens,
+        pre=HeuristicJudge(),
+        confident=settings.llm_heuristic_confidence,
+    )
+
+
+async def attribute_case(
+    session: AsyncSession,
+    project: str,
+    case_id: str,
+    request: AttributeRequest,
+    settings: Settings,
+) -> AttributionResult:
+    """The stored attribution unless ``refresh``; else a new one, stored before it is returned."""
+    if not request.refresh:
+        stored = await attributions.get(session, project, case_id)
+        if stored is not None:
+            return stored
+    judge = build_judge(request, settings)
+    limit = settings.attribution_graph_limit
+    case, rows = await attributions.case_and_ancestors(session, project, case_id, limit)
+    if case is None:
+        raise CaseNotFound(f"no case {case_id!r} in project {project!r}")
+    if case.answer_unit is None:
+        raise InvalidInput(
+            f"case {case_id!r} has no answer_unit: there is no answer to trace back; "
+            "send the case with the id of the unit holding the answer",
+            details=[{"loc": ["case", case_id, "answer_unit"], "msg": "missing"}],
+        )
+    graph = CaseGraph()
+    graph.add_rows(rows)
+    facts = CaseFacts(
+        id=case.id,
+        question=case.question,
+        expected_answer=case.expected_answer,
+        verdict=case.verdict,
+        answer_unit=case.answer_unit,
+        evidence_units=tuple(case.evidence_units),
+    )
+    result = await attribute(
+        facts, graph, CachedJudge(judge), _RepositorySource(session, project, limit)
+    )
+    result.created_at = datetime.now(UTC)
+    await attributions.save(session, project, result)
+    return result
+
+
+async def list_attributions(
+    session: AsyncSession, project: str, filters: dict[str, str | None], skip: int, limit: int
+) -> list[AttributionResult]:
+    return await attributions.list_results(session, project, filters, skip, limit)

@@ -1,0 +1,156 @@
+"""POST /attribute and GET /attributions against the running service and a real Neo4j."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.llm_server import ScriptedLLM, oracle_from_ids
+from tests.servers import ServiceHandle
+from tests.traces import demo_batch
+
+# The example trace's failed cases and the operation that broke each (see examples/README.md).
+DEMO_TRUTH = {
+    "case-1": ("ExtractionError", "op-extract-1"),
+    "case-2": ("UpdateError", "op-update-2"),
+    "case-3": ("DeletionError", "op-update-2"),
+    "case-4": ("RetrievalError", "op-search-4"),
+    "case-5": ("ResponseError", "op-answer-5"),
+}
+
+
+def attribute(client: httpx.Client, project: str, case_id: str, **body: object) -> httpx.Response:
+    return client.post(f"/attribute/{case_id}", params={"project": project}, json=body or None)
+
+
+@pytest.mark.parametrize("case_id", sorted(DEMO_TRUTH))
+def test_heuristic_judge_names_the_faulty_operation(
+    client: httpx.Client, project: str, case_id: str
+) -> None:
+    assert client.post("/traces", json=demo_batch(project)).status_code == 200
+    response = attribute(client, project, case_id)
+    assert response.status_code == 200, response.text
+    result = response.json()
+    assert result["status"] == "attributed"
+    assert (result["error_type"], result["operation"]["id"]) == DEMO_TRUTH[case_id]
+    assert result["judge"] == {"kind": "heuristic", "model": None}
+    assert result["cost"]["llm_calls"] == 0
+    assert result["evidence_path"][-1] == DEMO_TRUTH[case_id][1]
+    assert result["searched"]["operations"] > 0
+    assert 0 < result["confidence"] <= 1
+
+
+def test_evidence_is_searched_when_the_case_names_none(client: httpx.Client, project: str) -> None:
+    # case-1 names no evidence: the walk must find msg-3 among the source messages itself.
+    assert client.post("/traces", json=demo_batch(project)).status_code == 200
+    result = attribute(client, project, "case-1").json()
+    assert result["evidence_path"][0] == "msg-3"
+    assert result["confidence"] < 1.0  # searched evidence is less certain than given evidence
+
+
+def test_results_are_stored_and_returned_again_unless_refresh(
+    client: httpx.Client, project: str
+) -> None:
+    assert client.post("/traces", json=demo_batch(project)).status_code == 200
+    first = attribute(client, project, "case-4").json()
+    again = attribute(client, project, "case-4").json()
+    assert again == first
+    fresh = attribute(client, project, "case-4", refresh=True).json()
+    assert fresh["created_at"] != first["created_at"]
+    assert fresh["operation"] == first["operation"]
+
+
+def test_listing_attributions_with_filters(client: httpx.Client, project: str) -> None:
+    assert client.post("/traces", json=demo_batch(project)).status_code == 200
+    for case_id in DEMO_TRUTH:
+        assert attribute(client, project, case_id).status_code == 200
+    everything = client.get("/attributions", params={"project": project}).json()
+    assert {r["case_id"] for r in everything} == set(DEMO_TRUTH)
+    updates = client.get(
+        "/attributions",
+        params={"project": project, "operation_name": "memory_system.update_memory_decision"},
+    ).json()
+    assert {r["case_id"] for r in updates} == {"case-2", "case-3"}
+    deletions = client.get(
+        "/attributions", params={"project": project, "error_type": "DeletionError"}
+    ).json()
+    assert [r["case_id"] for r in deletions] == ["case-3"]
+    assert client.get("/attributions", params={"project": project, "system": "none"}).json() == []
+    assert client.get("/attributions", params={"project": project + "x"}).json() == []
+    bad = client.get("/attributions", params={"project": project, "error_type": "Oops"})
+    assert bad.status_code == 422
+
+
+def test_passed_case_is_not_failed(client: httpx.Client, project: str) -> None:
+    assert client.post("/traces", json=demo_batch(project)).status_code == 200
+    result = attribute(client, project, "case-6").json()
+    assert (result["status"], result["error_type"], result["operation"]) == (
+        "not_failed",
+        None,
+        None,
+    )
+
+
+def test_unknown_case_404_and_case_without_answer_422(client: httpx.Client, project: str) -> None:
+    assert attribute(client, project, "nope").status_code == 404
+    batch = {
+        "project": project,
+        "cases": [{"id": "c", "question": "q", "expected_answer": "a", "verdict": "failed"}],
+    }
+    assert client.post("/traces", json=batch).status_code == 200
+    response = attribute(client, project, "c")
+    assert response.status_code == 422
+    assert "no answer_unit" in response.json()["message"]
+    assert attribute(client, project, "c", judge="oracle").status_code == 422
+    assert attribute(client, project, "c", max_llm_calls=-1).status_code == 422
+
+
+def test_llm_judge_without_endpoint_is_a_clear_422(client: httpx.Client, project: str) -> None:
+    assert client.post("/traces", json=demo_batch(project)).status_code == 200
+    response = attribute(client, project, "case-4", judge="llm")
+    assert response.status_code == 422
+    assert "MEMTRACE_LLM_BASE_URL" in response.json()["message"]
+
+
+def test_failed_cases_are_listed(client: httpx.Client, project: str) -> None:
+    assert client.post("/traces", json=demo_batch(project)).status_code == 200
+    failed = client.get("/cases", params={"project": project, "verdict": "failed"}).json()
+    assert [c["id"] for c in failed] == ["case-1", "case-2", "case-3", "case-4", "case-5"]
+
+
+def _llm_client(llm_service: ServiceHandle) -> httpx.Client:
+    return httpx.Client(base_url=llm_service.url, timeout=60)
+
+
+def test_llm_judge_uses_the_endpoint_within_budget(
+    llm_service: ServiceHandle, llm: ScriptedLLM, project: str
+) -> None:
+    # The oracle knows which units carry "she is a nurse" for case-2.
+    llm.script["answer"] = oracle_from_ids({"msg-2", "fact-2", "mem-job@1"})  # type: ignore[attr-defined]
+    with _llm_client(llm_service) as c:
+        assert c.post("/traces", json=demo_batch(project)).status_code == 200
+        before = len(llm.requests)
+        result = attribute(c, project, "case-2", judge="llm", max_llm_calls=6).json()
+    calls = len(llm.requests) - before
+    assert (result["error_type"], result["operation"]["id"]) == ("UpdateError", "op-update-2")
+    assert result["status"] == "attributed"
+    assert result["judge"] == {"kind": "llm", "model": "scripted"}
+    # The service asks the LLM about every unit (MEMTRACE_LLM_HEURISTIC_CONFIDENCE=1.01).
+    assert 1 <= result["cost"]["llm_calls"] == calls <= 6
+    assert result["cost"]["input_tokens"] > 0
+    assert any("nurse" in prompt for prompt in llm.prompts()[before:])
+
+
+def test_llm_judge_budget_holds_when_the_endpoint_fails(
+    llm_service: ServiceHandle, llm: ScriptedLLM, project: str
+) -> None:
+    llm.script["answer"] = oracle_from_ids(set())  # type: ignore[attr-defined]
+    llm.push_failure("500", times=20)
+    with _llm_client(llm_service) as c:
+        assert c.post("/traces", json=demo_batch(project)).status_code == 200
+        before = len(llm.requests)
+        response = attribute(c, project, "case-1", judge="llm", max_llm_calls=2)
+    assert response.status_code == 200
+    assert 1 <= len(llm.requests) - before <= 2
+    assert response.json()["cost"]["llm_calls"] == len(llm.requests) - before
+    llm.clear_failures()
