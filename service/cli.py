@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ingest.files import BatchFileError, count_operations, read_batches
 from ingest.sender import SendError, post_batch
+from service.client_calls import AttributionRequestError, attribute_cases, attribution_table
 from service.neo4j_local import LocalNeo4j, Neo4jLaunchError
 from service.settings import get_settings
 
@@ -118,6 +119,32 @@ def ingest(
     console.print(
         f"{len(batches)} batch(es): created {totals['created']}, already there {totals['existing']}"
     )
+
+
+@app.command()
+def attribute(
+    case_id: Annotated[str | None, typer.Argument(help="The failed case to attribute.")] = None,
+    all_failed: Annotated[bool, typer.Option("--all-failed", help="Every failed case.")] = False,
+    project: Annotated[str, typer.Option(help="Project of the cases.")] = "default",
+    judge: Annotated[str, typer.Option(help="heuristic or llm.")] = "heuristic",
+    refresh: Annotated[bool, typer.Option(help="Attribute again even if stored.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    url: Annotated[str | None, typer.Option(help="Service URL.")] = None,
+) -> None:
+    """Name the operation that broke a failed case (or every failed case) and its error type."""
+    if (case_id is None) == (not all_failed):
+        err.print("[red]give a CASE_ID or --all-failed (not both)[/red]")
+        raise typer.Exit(2)
+    with httpx.Client(base_url=url or get_settings().url, timeout=300) as client:
+        try:
+            results = attribute_cases(client, project, case_id, judge, refresh)
+        except AttributionRequestError as e:
+            err.print(f"[red]{e}[/red]")
+            raise typer.Exit(1) from e
+    if as_json:
+        console.print_json(json.dumps(results))
+    else:
+        console.print(attribution_table(results))
 
 
 @app.command()

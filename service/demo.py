@@ -21,6 +21,7 @@ from rich.tree import Tree
 
 from ingest.files import read_batches
 from ingest.sender import SendError, post_batch
+from service.client_calls import AttributionRequestError, attribute_cases, attribution_table
 from service.neo4j_local import LocalNeo4j, Neo4jLaunchError
 from service.settings import get_settings
 
@@ -144,18 +145,26 @@ def run_demo(trace: Path, console: Console) -> int:
             )
         for batch in batches:
             project = batch.get("project", "default")
-            for case in batch.get("cases", []):
-                if case.get("verdict") != "failed":
-                    continue
-                response = client.get(f"/cases/{case['id']}/subgraph", params={"project": project})
-                subgraph = response.json()
-                console.rule(f"case {case['id']}: {case['question']}")
-                console.print(f"expected: {case['expected_answer']}")
-                console.print(
-                    f"ancestors of the answer: {len(subgraph['nodes'])} nodes, "
-                    f"{len(subgraph['edges'])} edges"
-                )
-                console.print(subgraph_tree(subgraph))
+            failed = [c for c in batch.get("cases", []) if c.get("verdict") == "failed"]
+            if not failed:
+                continue
+            case = failed[0]
+            response = client.get(f"/cases/{case['id']}/subgraph", params={"project": project})
+            subgraph = response.json()
+            console.rule(f"case {case['id']}: {case['question']}")
+            console.print(f"expected: {case['expected_answer']}")
+            console.print(
+                f"ancestors of the answer: {len(subgraph['nodes'])} nodes, "
+                f"{len(subgraph['edges'])} edges"
+            )
+            console.print(subgraph_tree(subgraph))
+            console.rule(f"attribution of the {len(failed)} failed cases of {project!r}")
+            try:
+                results = attribute_cases(client, project, None, "heuristic", refresh=True)
+            except AttributionRequestError as e:
+                console.print(f"[red]{e}[/red]")
+                return 1
+            console.print(attribution_table(results))
     console.print(
         f"\nExplore the API at {settings.url}/docs; stop everything with "
         "`make stop` (or `memtrace stop`)."

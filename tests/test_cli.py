@@ -96,3 +96,23 @@ def test_neo4j_status_when_nothing_runs(tmp_path: Path) -> None:
     )
     assert done.returncode == 1
     assert "no answer" in done.stdout
+
+
+def test_attribute_one_case_and_all_failed(service: ServiceHandle, project: str) -> None:
+    assert httpx.post(f"{service.url}/traces", json=demo_batch(project)).status_code == 200
+    one = memtrace("attribute", "case-4", "--project", project, "--url", service.url, "--json")
+    assert one.returncode == 0, one.stderr
+    [result] = json.loads(one.stdout)
+    assert (result["error_type"], result["operation"]["id"]) == ("RetrievalError", "op-search-4")
+
+    every = memtrace("attribute", "--all-failed", "--project", project, "--url", service.url)
+    assert every.returncode == 0, every.stderr
+    for case_id, error_type in [("case-1", "ExtractionError"), ("case-3", "DeletionError")]:
+        row = next(line for line in every.stdout.splitlines() if f" {case_id} " in line)
+        assert error_type in row
+
+    missing = memtrace("attribute", "nope", "--project", project, "--url", service.url)
+    assert missing.returncode == 1
+    assert "HTTP 404" in missing.stderr
+    neither = memtrace("attribute", "--url", service.url)
+    assert neither.returncode == 2
