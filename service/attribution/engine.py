@@ -24,6 +24,7 @@ The judge is asked about each unit at most once per case (``CachedJudge``).
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -127,23 +128,15 @@ async def attribute(
     case: CaseFacts, graph: CaseGraph, judge: CachedJudge, source: GraphSource
 ) -> AttributionResult:
     """Walk ``graph`` (the answer's ancestors) for ``case``, fetching more from ``source``."""
-    started = time.perf_counter()
+    finish = functools.partial(_result, case, judge, time.perf_counter(), graph)
     if case.verdict != "failed":
-        return _result(
-            case,
-            judge,
-            started,
-            graph,
+        return finish(
             status="not_failed",
             reason=f"the case's verdict is {case.verdict!r}, not 'failed'",
         )
     answer_ops = graph.producers.get(case.answer_unit, [])
     if not answer_ops:
-        return _result(
-            case,
-            judge,
-            started,
-            graph,
+        return finish(
             status="inconclusive",
             reason="no operation produced the answer unit: nothing to attribute",
         )
@@ -163,11 +156,7 @@ async def attribute(
     ]
     carried = [u for u, yes in (await walk.carries(read)).items() if yes]
     if carried:
-        return _result(
-            case,
-            judge,
-            started,
-            graph,
+        return finish(
             status="attributed",
             error_type="ResponseError",
             operation=_blame(graph, response_op),
@@ -182,11 +171,7 @@ async def attribute(
     if searched:
         evidence = await _search_evidence(walk, source)
         if not evidence:
-            return _result(
-                case,
-                judge,
-                started,
-                graph,
+            return finish(
                 status="unanswerable",
                 reason="no source message carries the information the question needs",
             )
@@ -199,11 +184,7 @@ async def attribute(
     if not live and losses:
         loss = min(losses, key=lambda item: walk.op_sort_key(item.operation))
         status = "inconclusive" if walk.uncertain else "attributed"
-        return _result(
-            case,
-            judge,
-            started,
-            graph,
+        return finish(
             status=status,
             error_type=loss.error_type,
             operation=_blame(graph, loss.operation),
@@ -212,11 +193,7 @@ async def attribute(
             evidence_path=loss.path,
         )
     if not live:
-        return _result(
-            case,
-            judge,
-            started,
-            graph,
+        return finish(
             status="inconclusive",
             reason="the evidence was not followed to any memory or loss point",
             evidence_path=evidence,
@@ -225,21 +202,13 @@ async def attribute(
     # 4. Retrieval: the store had it at question time, the context did not.
     blamed = await _retrieval_fault(walk, response_op)
     if blamed is None:
-        return _result(
-            case,
-            judge,
-            started,
-            graph,
+        return finish(
             status="inconclusive",
             reason=f"{live[0][-1]} held the information at question time, but no "
             "retrieval operation on the answer's lineage could be blamed",
             evidence_path=live[0],
         )
-    return _result(
-        case,
-        judge,
-        started,
-        graph,
+    return finish(
         status="inconclusive" if walk.uncertain else "attributed",
         error_type="RetrievalError",
         operation=_blame(graph, blamed),
