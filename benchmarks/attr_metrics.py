@@ -177,6 +177,7 @@ def rows_of(
                     f"{s['input_tokens']['mean']:,.0f} / {s['input_tokens']['median']:,.0f}",
                     f"{s['output_tokens']['mean']:,.0f}",
                     f"{s['seconds']['mean']:.4f} / {s['seconds']['median']:.4f}",
+                    f"{s['latency']['mean']:.4f}",
                     s.get("cases_per_s", ""),
                 ]
             )
@@ -194,5 +195,6 @@ MAIN_HEADERS = [
     "input tok mean/med",
     "output tok mean",
     "s/case mean/med",
+    "latency mean",
     "cases/s",
 ]

@@ -31,6 +31,7 @@ class CaseRef:
     project: str
     case_id: str
     label: Label
+    category: str = ""  # LoCoMo's question category; empty for synthetic cases
 
     @property
     def key(self) -> str:
@@ -44,7 +45,13 @@ class Dataset:
 
     def cases(self) -> list[CaseRef]:
         return [
-            CaseRef(self.name, item.batch["project"], case["id"], item.labels[case["id"]])
+            CaseRef(
+                self.name,
+                item.batch["project"],
+                case["id"],
+                item.labels[case["id"]],
+                str((case.get("attributes") or {}).get("category", "")),
+            )
             for item in self.batches
             for case in item.batch["cases"]
             if case["id"] in item.labels
@@ -128,6 +135,7 @@ def record_of(
         "system": ref.label["system"],
         "label_type": ref.label["error_type"],
         "label_op": ref.label["operation_id"],
+        "category": ref.category,
         "judge": row,
         "latency": round(latency, 4),
     }
