@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 from service.attribution.graph import READ_KINDS, CaseGraph, Node
 from service.attribution.judges.base import CachedJudge, Question, UnitText
-from service.attribution.judges.heuristic import HeuristicJudge
+from service.attribution.judges.heuristic import content_tokens
 from service.attribution.models import (
     AttributionResult,
     BlamedOperation,
@@ -43,7 +43,6 @@ from service.attribution.models import (
 from service.attribution.search import rank_messages
 
 SEED_COUNT = 8
-_LEXICAL = HeuristicJudge()
 
 
 @dataclass(frozen=True)
@@ -95,11 +94,6 @@ class _Walk:
         verdict = self.judge.cache.get(unit_id)
         return verdict.confidence if verdict else 0.5
 
-    def judge_score(self, unit_id: str) -> float:
-        """The lexical score of a unit, free of cost: used to break ties, never to decide."""
-        unit = self.graph.units.get(unit_id)
-        return _LEXICAL.score(self.question, unit.content) if unit else 0.0
-
     def op_sort_key(self, op_id: str) -> tuple[float, str]:
         ts = self.graph.op_time(op_id)
         return (ts.timestamp() if ts else 0.0, op_id)
@@ -141,14 +135,10 @@ async def attribute(
             reason="no operation produced the answer unit: nothing to attribute",
         )
     response_op = answer_ops[0]
-    answer_text = graph.units[case.answer_unit].content if case.answer_unit in graph.units else ""
-    evidence_texts = tuple(n.content for n in graph.known_units(list(case.evidence_units)))
-    walk = _Walk(
-        case,
-        graph,
-        judge,
-        Question(case.id, case.question, case.expected_answer, answer_text, evidence_texts),
-    )
+    evidence = list(case.evidence_units)
+    if evidence:  # known up front: load what derives from it, so the judge can read it
+        graph.add_rows(await source.descendants(evidence))
+    walk = _Walk(case, graph, judge, _question(case, graph, evidence))
 
     # 1. Response: the context the answer was written from already had the information.
     read = [
@@ -166,7 +156,6 @@ async def attribute(
         )
 
     # 2. Evidence: given by the case, or searched among the source messages.
-    evidence = list(case.evidence_units)
     searched = not evidence
     if searched:
         evidence = await _search_evidence(walk, source)
@@ -175,7 +164,8 @@ async def attribute(
                 status="unanswerable",
                 reason="no source message carries the information the question needs",
             )
-    graph.add_rows(await source.descendants(evidence))
+        graph.add_rows(await source.descendants(evidence))
+        walk.question = _question(case, graph, evidence)
 
     # 3. Construction: follow the information forward to question time.
     question_time = _question_time(graph, response_op)
@@ -222,6 +212,13 @@ async def attribute(
 _NO_UNIT = Node("", False, "other", "", "", None, None)
 
 
+def _question(case: CaseFacts, graph: CaseGraph, evidence: list[str]) -> Question:
+    """What the judge is told: the case, the wrong answer and the evidence's text."""
+    answer = graph.units[case.answer_unit].content if case.answer_unit in graph.units else ""
+    texts = tuple(n.content for n in graph.known_units(evidence))
+    return Question(case.id, case.question, case.expected_answer, answer, texts)
+
+
 async def _search_evidence(walk: _Walk, source: GraphSource) -> list[str]:
     messages = await source.source_messages()
     ranked = rank_messages(
@@ -237,7 +234,10 @@ async def _search_evidence(walk: _Walk, source: GraphSource) -> list[str]:
         ]
     )
     verdicts = await walk.carries(ranked)
-    return [mid for mid in ranked if verdicts.get(mid)]
+    carriers = [mid for mid in ranked if verdicts.get(mid)]
+    # The judge may not see the information in any message (an answer inferred, a date resolved
+    # from the session's time): then the best lexical match stands in, with lower confidence.
+    return carriers or ranked[:1]
 
 
 def _question_time(graph: CaseGraph, response_op: str) -> float:
@@ -392,25 +392,32 @@ async def _follow(
         if carried:
             queue.extend([*path, op, y] for op, y in carried)
             continue
-        op = _likeliest_loss(walk, builders, outputs)
+        op = _likeliest_loss(walk, last, builders, outputs)
         conf = min([walk.confidence_of(last)] + [walk.confidence_of(y) for y in outputs[op]])
         losses.append(_Loss(op, _loss_type(walk.graph, op), [*path, op], conf))
     return live, losses
 
 
-def _likeliest_loss(walk: _Walk, builders: list[str], outputs: dict[str, list[str]]) -> str:
-    """Of the operations that took a carrier and produced none, the one whose role was to keep it:
-    the earliest, and among equally early ones the one whose outputs come closest to it."""
-    first = walk.op_sort_key(builders[0])[0]
-    tied = [op for op in builders if walk.op_sort_key(op)[0] == first]
-    if len(tied) == 1:
-        return tied[0]
+def _likeliest_loss(
+    walk: _Walk, lost: str, builders: list[str], outputs: dict[str, list[str]]
+) -> str:
+    """Of the operations that took the carrier ``lost`` and produced none (several extractors
+    reading the same message, say), the one whose role was to keep it: the one whose outputs
+    restate most of it, the earliest among equals."""
+    if len(builders) == 1:
+        return builders[0]
+    source = content_tokens(walk.graph.units[lost].content)
 
     def closeness(op: str) -> float:
-        scores = [walk.judge_score(y) for y in outputs[op]]
-        return max(scores, default=0.0)
+        overlaps = [
+            len(source & (have := content_tokens(walk.graph.units[y].content)))
+            / max(1, min(len(source), len(have)))
+            for y in outputs[op]
+            if y in walk.graph.units
+        ]
+        return max(overlaps, default=0.0)
 
-    return max(tied, key=closeness)
+    return max(builders, key=lambda op: (closeness(op), -walk.op_sort_key(op)[0]))
 
 
 async def _retrieval_fault(walk: _Walk, response_op: str) -> str | None:

@@ -48,6 +48,45 @@ def _segments(text: str) -> list[str]:
     return parts or [text]
 
 
+_MONTHS = frozenset(
+    _stem(m)
+    for m in [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+    ]
+)
+
+
+def _specific(tokens: set[str]) -> set[str]:
+    """Numbers, dates and day names: an answer that names one is wrong without it."""
+    return {t for t in tokens if t.isdigit() or t in _MONTHS}
+
+
+_NAME = re.compile(r"\b[A-Z][a-zA-Z]+")
+
+
+def _names(text: str) -> set[str]:
+    """Capitalised words of the question (people, places), as content tokens."""
+    return content_tokens(" ".join(_NAME.findall(text))) - _WH
+
+
 def _recall(needed: set[str], have: set[str]) -> float:
     if not needed:
         return 0.0
@@ -70,8 +109,11 @@ class HeuristicJudge:
         """0..1: how well the best segment of ``content`` carries the answer to ``question``."""
         answer = content_tokens(question.expected_answer)
         asked = content_tokens(question.question) - _WH
+        specific = _specific(answer - asked)
+        names = _names(question.question)
         evidence = [content_tokens(t) for t in question.evidence_texts]
         best = 0.0
+        evidence_tokens = set().union(*evidence) if evidence else set()
         for segment in _segments(content):
             have = content_tokens(segment)
             if not have:
@@ -79,15 +121,18 @@ class HeuristicJudge:
             about = _recall(asked, have)
             # The answer's own words (those the question does not already contain).
             carried = _recall(answer - asked, have) if answer - asked else _recall(answer, have)
-            # A close restatement of the evidence carries it even when paraphrased.
-            restated = max(
-                (len(ev & have) / max(1, min(len(ev), len(have))) for ev in evidence), default=0.0
-            )
-            best = max(
-                best,
-                carried * min(1.0, 0.4 + about + 0.3 * restated),
-                restated * min(1.0, 0.4 + about + 0.6 * carried),
-            )
+            # A segment missing a number or date the answer names states something else; one
+            # about other people than those the question names is about something else.
+            named = len(names & have) / len(names) if names else 1.0
+            stated = 0.5 ** len(specific - have) * (0.25 + 0.75 * named)
+            best = max(best, stated * carried * min(1.0, 0.4 + about))
+            if evidence:
+                # A close restatement of the evidence carries it, even paraphrased and even when
+                # the answer is not spelled out (dates resolved from a session's timestamp, say).
+                # Only what the evidence itself said can be missing from a restatement.
+                restated = max(len(ev & have) / max(1, min(len(ev), len(have))) for ev in evidence)
+                kept = 0.5 ** len(specific & evidence_tokens - have) * (0.5 + 0.5 * named)
+                best = max(best, kept * restated * min(1.0, 0.4 + about + 0.6 * carried))
         return round(best, 4)
 
     def verdict(self, question: Question, content: str) -> Verdict:
