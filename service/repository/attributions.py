@@ -15,18 +15,37 @@ from service.repository.cases import ancestor_rows, read_case
 
 
 @store_errors
-async def case_and_ancestors(
+async def case_graph(
     session: AsyncSession, project: str, case_id: str, limit: int
-) -> tuple[CaseView | None, list[dict[str, Any]]]:
-    """The case and the projected rows of its answer's ancestors, in one read transaction."""
+) -> tuple[CaseView | None, list[dict[str, Any]], list[dict[str, Any]]]:
+    """The case, the projected rows of its answer's ancestors and of what derives from its
+    evidence units (when it names any), in one read transaction."""
 
-    async def work(tx: AsyncManagedTransaction) -> tuple[CaseView | None, list[dict[str, Any]]]:
+    async def work(
+        tx: AsyncManagedTransaction,
+    ) -> tuple[CaseView | None, list[dict[str, Any]], list[dict[str, Any]]]:
         case = await read_case(tx, project, case_id)
         if case is None or case.answer_unit is None:
-            return case, []
-        return case, await ancestor_rows(tx, project, case.answer_unit, limit)
+            return case, [], []
+        ancestors = await ancestor_rows(tx, project, case.answer_unit, limit)
+        derived = (
+            await _descendant_rows(tx, project, case.evidence_units, limit)
+            if case.evidence_units
+            else []
+        )
+        return case, ancestors, derived
 
     return await session.execute_read(work)
+
+
+async def _descendant_rows(
+    tx: AsyncManagedTransaction, project: str, unit_ids: list[str], limit: int
+) -> list[dict[str, Any]]:
+    result = await tx.run(
+        query("attribution/descendants"), project=project, unit_ids=unit_ids, limit=limit
+    )
+    record = await result.single()
+    return list(record["nodes"]) if record else []
 
 
 @store_errors
@@ -35,14 +54,7 @@ async def descendants(
 ) -> list[dict[str, Any]]:
     """Projected rows of everything derived from ``unit_ids`` (at most ``limit`` nodes)."""
 
-    async def work(tx: AsyncManagedTransaction) -> list[dict[str, Any]]:
-        result = await tx.run(
-            query("attribution/descendants"), project=project, unit_ids=unit_ids, limit=limit
-        )
-        record = await result.single()
-        return list(record["nodes"]) if record else []
-
-    return await session.execute_read(work)
+    return await session.execute_read(_descendant_rows, project, unit_ids, limit)
 
 
 @store_errors

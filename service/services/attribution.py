@@ -25,8 +25,12 @@ class _RepositorySource:
     session: AsyncSession
     project: str
     limit: int
+    prefetched: dict[tuple[str, ...], list[dict[str, Any]]]
 
     async def descendants(self, unit_ids: list[str]) -> list[dict[str, Any]]:
+        rows = self.prefetched.get(tuple(unit_ids))
+        if rows is not None:  # read with the case, in the same transaction
+            return rows
         return await attributions.descendants(self.session, self.project, unit_ids, self.limit)
 
     async def source_messages(self) -> list[tuple[str, str]]:
@@ -75,7 +79,7 @@ async def attribute_case(
             return stored
     judge = build_judge(request, settings)
     limit = settings.attribution_graph_limit
-    case, rows = await attributions.case_and_ancestors(session, project, case_id, limit)
+    case, rows, derived = await attributions.case_graph(session, project, case_id, limit)
     if case is None:
         raise CaseNotFound(f"no case {case_id!r} in project {project!r}")
     if case.answer_unit is None:
@@ -94,9 +98,13 @@ async def attribute_case(
         answer_unit=case.answer_unit,
         evidence_units=tuple(case.evidence_units),
     )
-    result = await attribute(
-        facts, graph, CachedJudge(judge), _RepositorySource(session, project, limit)
-    )
+    source = _RepositorySource(session, project, limit, {tuple(case.evidence_units): derived})
+    try:
+        result = await attribute(facts, graph, CachedJudge(judge), source)
+    finally:
+        close = getattr(judge, "aclose", None)
+        if close is not None:
+            await close()  # the llm judge's HTTP connections
     result.created_at = datetime.now(UTC)
     await attributions.save(session, project, result)
     return result
