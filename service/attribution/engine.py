@@ -2,11 +2,12 @@
 
 The stages, checked so that the first decisive fault in execution order is the one blamed:
 
-1. Response. If a context the answer operation read already carries the information, every
+1. Evidence. The case's ``evidence_units``, or else the source messages that best match question
+   plus expected answer (BM25), kept if the judge says they carry the information. When none is
+   judged to, the best match stands in and the result is at most ``inconclusive``; when nothing
+   matches at all, ``unanswerable``. Evidence comes first so every verdict is made knowing it.
+2. Response. If a context the answer operation read already carries the information, every
    earlier operation did its job: the answer operation is blamed (ResponseError). One judge call.
-2. Evidence. The case's ``evidence_units``, or else the source messages that best match question
-   plus expected answer (BM25), kept if the judge says they carry the information. None carrying:
-   ``unanswerable``.
 3. Construction. The information is followed forward from the evidence through the operations
    that build the memory (every kind but retrieval, response and evaluation) up to question time.
    Where every operation that took a carrier produced none, the information was lost there: an
@@ -140,7 +141,23 @@ async def attribute(
         graph.add_rows(await source.descendants(evidence))
     walk = _Walk(case, graph, judge, _question(case, graph, evidence))
 
-    # 1. Response: the context the answer was written from already had the information.
+    # 1. Evidence: given by the case, or searched among the source messages. Known before any
+    # unit is judged, so that every verdict (cached for the case) is made with it.
+    searched = not evidence
+    stand_in = False
+    if searched:
+        evidence, stand_in = await _search_evidence(walk, source)
+        if not evidence:
+            return finish(
+                status="unanswerable",
+                reason="no source message matches what the question needs",
+            )
+        graph.add_rows(await source.descendants(evidence))
+        walk.question = _question(case, graph, evidence)
+    if stand_in:
+        walk.uncertain = True  # the evidence is a best guess, not a judged carrier
+
+    # 2. Response: the context the answer was written from already had the information.
     read = [
         u for u in graph.inputs.get(response_op, []) if graph.units.get(u, _NO_UNIT).kind != "query"
     ]
@@ -154,18 +171,6 @@ async def attribute(
             reason=f"the context {carried[0]} carries the information, yet the answer is wrong",
             evidence_path=[carried[0], response_op],
         )
-
-    # 2. Evidence: given by the case, or searched among the source messages.
-    searched = not evidence
-    if searched:
-        evidence = await _search_evidence(walk, source)
-        if not evidence:
-            return finish(
-                status="unanswerable",
-                reason="no source message carries the information the question needs",
-            )
-        graph.add_rows(await source.descendants(evidence))
-        walk.question = _question(case, graph, evidence)
 
     # 3. Construction: follow the information forward to question time.
     question_time = _question_time(graph, response_op)
@@ -219,13 +224,15 @@ def _question(case: CaseFacts, graph: CaseGraph, evidence: list[str]) -> Questio
     return Question(case.id, case.question, case.expected_answer, answer, texts)
 
 
-async def _search_evidence(walk: _Walk, source: GraphSource) -> list[str]:
+async def _search_evidence(walk: _Walk, source: GraphSource) -> tuple[list[str], bool]:
+    """Messages judged to carry the information; else the best lexical match as a stand-in
+    (True), since the judge may not see an answer that is inferred or resolved from a date."""
     messages = await source.source_messages()
     ranked = rank_messages(
         messages, f"{walk.case.question} {walk.case.expected_answer}", SEED_COUNT
     )
     if not ranked:
-        return []
+        return [], False
     walk.graph.add_rows(
         [
             {"id": mid, "kind": "message", "content": text, "is_operation": False, "edges": []}
@@ -235,9 +242,7 @@ async def _search_evidence(walk: _Walk, source: GraphSource) -> list[str]:
     )
     verdicts = await walk.carries(ranked)
     carriers = [mid for mid in ranked if verdicts.get(mid)]
-    # The judge may not see the information in any message (an answer inferred, a date resolved
-    # from the session's time): then the best lexical match stands in, with lower confidence.
-    return carriers or ranked[:1]
+    return (carriers, False) if carriers else (ranked[:1], True)
 
 
 def _question_time(graph: CaseGraph, response_op: str) -> float:

@@ -111,6 +111,9 @@ class HeuristicJudge:
         asked = content_tokens(question.question) - _WH
         specific = _specific(answer - asked)
         names = _names(question.question)
+        # Words of the wrong answer that neither the question nor the right answer has: a
+        # segment stating them (and not the right answer) is where the wrong answer came from.
+        wrong = content_tokens(question.wrong_answer) - asked - answer
         evidence = [content_tokens(t) for t in question.evidence_texts]
         best = 0.0
         evidence_tokens = set().union(*evidence) if evidence else set()
@@ -125,6 +128,8 @@ class HeuristicJudge:
             # about other people than those the question names is about something else.
             named = len(names & have) / len(names) if names else 1.0
             stated = 0.5 ** len(specific - have) * (0.25 + 0.75 * named)
+            if wrong and wrong <= have and carried < 1.0:
+                stated *= 0.25
             best = max(best, stated * carried * min(1.0, 0.4 + about))
             if evidence:
                 # A close restatement of the evidence carries it, even paraphrased and even when
@@ -132,6 +137,8 @@ class HeuristicJudge:
                 # Only what the evidence itself said can be missing from a restatement.
                 restated = max(len(ev & have) / max(1, min(len(ev), len(have))) for ev in evidence)
                 kept = 0.5 ** len(specific & evidence_tokens - have) * (0.5 + 0.5 * named)
+                if wrong and wrong <= have and carried < 1.0:
+                    kept *= 0.25
                 best = max(best, kept * restated * min(1.0, 0.4 + about + 0.6 * carried))
         return round(best, 4)
 
