@@ -115,6 +115,7 @@ class Oracle:
     truths: dict[tuple[int, str, str], list[CaseTruth]] = field(default_factory=dict)
     by_case: dict[tuple[str, str], CaseTruth] = field(default_factory=dict)  # (project, case)
     stats: Counter[str] = field(default_factory=Counter)
+    clipped: set[tuple[str, str]] = field(default_factory=set)  # cases with a hidden carrier
     batches: int = 0
 
     @classmethod
@@ -136,6 +137,10 @@ class Oracle:
             question, expected = _question_key(item, truth.case_id)
             self.truths.setdefault((number, question, expected), []).append(truth)
             self.by_case[(truth.project, truth.case_id)] = truth
+
+    def clipped_by_system(self) -> dict[str, int]:
+        """How many cases, per system, had a carrier whose shown content hid the fact."""
+        return dict(Counter(self.by_case[key].label["system"] for key in sorted(self.clipped)))
 
     def find(self, ids: list[str], question: str, expected: str) -> list[CaseTruth]:
         """The cases a prompt is about: by the batch of its first known id and the question."""
@@ -172,6 +177,7 @@ class Oracle:
                 self.stats["units_carrying"] += 1
                 if _CLIPPED_RE.search(content) and not any(n in content for n in needles):
                     self.stats["carriers_hidden_by_clipping"] += 1
+                    self.clipped.update((c.project, c.case_id) for c in cases)
             verdicts.append({"id": uid, "carries": carries})
         return json.dumps({"verdicts": verdicts})
 

@@ -1,0 +1,297 @@
+"""Attribution accuracy and cost on labelled datasets. Run: ``python -m benchmarks.attribution``.
+
+1. A fresh Neo4j, and services on it: one plain (heuristic judge), one whose llm judge asks an
+   in-process ORACLE (:mod:`benchmarks.oracle`, answering from ground truth), and one asking the
+   oracle about every unit (``MEMTRACE_LLM_HEURISTIC_CONFIDENCE=1.01``, row ``llm-all``).
+2. Datasets: synthetic traces at three sizes (small, default, large) and the LoCoMo-derived
+   traces, every batch in a project of its own.
+3. ``POST /attribute`` (refresh) for every labelled failed case and judge row, ``--concurrency``
+   at a time.
+4. The flat-log baseline (:mod:`benchmarks.flatlog`): one call per case over the whole log,
+   answered by the oracle with the true label (its accuracy is an upper bound; its cost is real).
+5. The engine alone in-process (:mod:`benchmarks.attr_inprocess`).
+
+Figures go to ``benchmarks/results/attribution.json`` and ``attribution.md``; every case's
+record to ``attribution-cases.jsonl``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from benchmarks import flatlog
+from benchmarks.attr_inprocess import attribute_in_process
+from benchmarks.attr_metrics import Record, op_correct, type_correct
+from benchmarks.attr_report import figures as make_figures
+from benchmarks.attr_report import markdown
+from benchmarks.attr_run import Dataset, attribute_all, in_project, ingest
+from benchmarks.datasets import generate_synthetic, load_locomo
+from benchmarks.harness import RESULTS, fresh_neo4j, save
+from benchmarks.oracle import Oracle
+from service.attribution.judges.base import Judge
+from service.attribution.judges.heuristic import HeuristicJudge
+from service.attribution.judges.llm import LLMJudge
+from tests.llm_server import ScriptedLLM, scripted_llm
+from tests.servers import REPO, run_service
+
+SIZES = {"small": (3, 10), "default": (6, 60), "large": (12, 1200)}
+QUICK_SIZES = {"small": (3, 10), "default": (6, 60)}
+ROWS = {"heuristic": "heuristic", "llm": "llm", "llm-all": "llm"}  # row -> the judge it asks
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    judge: str
+    url: str
+
+
+def synthetic(sizes: dict[str, tuple[int, int]], conversations: int, seed: int) -> list[Dataset]:
+    out = []
+    for name, (sessions, distractors) in sizes.items():
+        batches = generate_synthetic(
+            seed,
+            n_conversations=conversations,
+            n_sessions=sessions,
+            n_distractors=distractors,
+            project=f"syn-{name}",
+        )
+        moved = [in_project(b, f"syn-{name}-{i}") for i, b in enumerate(batches)]
+        out.append(Dataset(f"synthetic-{name}", moved))
+    return out
+
+
+def locomo(path: str, limit: int | None) -> Dataset:
+    batches = load_locomo(path, limit=limit)
+    return Dataset("locomo", [in_project(b, f"locomo-{b.hidden['conversation']}") for b in batches])
+
+
+Walls = dict[tuple[str, str], float]
+
+
+def run_rows(
+    datasets: list[Dataset], rows: list[Row], concurrency: int
+) -> tuple[list[Record], Walls]:
+    """Every case of every dataset under every row: records and wall seconds per (dataset, row)."""
+    records: list[Record] = []
+    walls: Walls = {}
+    for dataset in datasets:
+        cases = dataset.cases()
+        for row in rows:
+            got, wall = asyncio.run(
+                attribute_all(row.url, row.judge, cases, concurrency=concurrency, row=row.name)
+            )
+            records += got
+            walls[(dataset.name, row.name)] = wall
+            ok = sum(type_correct(r) and op_correct(r) for r in got)
+            print(
+                f"  {dataset.name:18} {row.name:10} {len(got):4} cases  {ok / len(got):.3f} "
+                f"joint accuracy  {len(got) / wall:7.1f} cases/s",
+                flush=True,
+            )
+    return records, walls
+
+
+def run_baseline(
+    datasets: list[Dataset], llm: ScriptedLLM, concurrency: int
+) -> tuple[list[Record], Walls]:
+    records: list[Record] = []
+    walls: Walls = {}
+    for dataset in datasets:
+        answers, wall = asyncio.run(
+            flatlog.run(llm.base_url, dataset.flatlog_jobs(), concurrency=concurrency)
+        )
+        llm.requests.clear()  # the scripted server keeps every (large) prompt
+        walls[(dataset.name, "baseline")] = wall
+        for ref in dataset.cases():
+            a = answers[ref.key]
+            records.append(
+                {
+                    "dataset": ref.dataset,
+                    "project": ref.project,
+                    "case_id": ref.case_id,
+                    "system": ref.label["system"],
+                    "label_type": ref.label["error_type"],
+                    "label_op": ref.label["operation_id"],
+                    "category": ref.category,
+                    "judge": "baseline",
+                    "status": "error" if a.get("error") else "attributed",
+                    "error_type": a.get("error_type"),
+                    "op_id": a.get("op_id"),
+                    "reason": a.get("error"),
+                    "llm_calls": a["calls"],
+                    "input_tokens": a["input_tokens"],
+                    "output_tokens": a["output_tokens"],
+                    "seconds": a["seconds"],
+                    "latency": a["seconds"],
+                    "prompt_chars": a["prompt_chars"],
+                }
+            )
+        n = len(dataset.cases())
+        print(f"  {dataset.name:18} baseline   {n:4} cases  {n / wall:7.1f} cases/s", flush=True)
+    return records, walls
+
+
+def run_in_process(datasets: list[Dataset], llm_url: str | None) -> tuple[list[Record], Walls]:
+    makers: dict[str, Any] = {"inproc-heuristic": HeuristicJudge}
+    if llm_url:
+
+        def make_llm() -> Judge:
+            return LLMJudge(
+                base_url=llm_url,
+                api_key="x",
+                model="oracle",
+                timeout_s=30,
+                max_calls=8,
+                max_tokens=20_000,
+                pre=HeuristicJudge(),
+            )
+
+        makers["inproc-llm"] = make_llm
+    records: list[Record] = []
+    walls: Walls = {}
+    for dataset in datasets:
+        for row, make in makers.items():
+            got, wall = asyncio.run(attribute_in_process(dataset, row, make))
+            records += got
+            walls[(dataset.name, row)] = wall
+            print(f"  {dataset.name:18} {row:16} {len(got) / wall:8.1f} cases/s", flush=True)
+    return records, walls
+
+
+def agreement(records: list[Record], a: str, b: str) -> dict[str, Any]:
+    """How often two rows gave the same (status, error type, operation) for a case."""
+    left = {(r["project"], r["case_id"]): r for r in records if r["judge"] == a}
+    right = {(r["project"], r["case_id"]): r for r in records if r["judge"] == b}
+    keys = [k for k in left if k in right]
+
+    def same(k: tuple[str, str]) -> bool:
+        return all(left[k].get(f) == right[k].get(f) for f in ("status", "error_type", "op_id"))
+
+    differ = [k for k in keys if not same(k)]
+    return {"rows": [a, b], "cases": len(keys), "same": len(keys) - len(differ), "differ": differ}
+
+
+def code_version() -> dict[str, Any]:
+    """The commit measured, and whether the engine's code differed from it."""
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
+        return done.stdout.strip()
+
+    return {
+        "commit": git("rev-parse", "--short", "HEAD"),
+        "service_modified": bool(git("status", "--porcelain", "service")),
+    }
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="small run: 2 sizes, 1 conversation")
+    parser.add_argument("--locomo", default="../shared/data/locomo10")
+    parser.add_argument("--judges", default="heuristic,llm,llm-all", help="rows to run")
+    parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--no-inprocess", action="store_true")
+    parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    unknown = set(args.judges.split(",")) - set(ROWS)
+    if unknown:
+        parser.error(f"unknown judges {sorted(unknown)}; choose from {sorted(ROWS)}")
+    return args
+
+
+@contextmanager
+def services(
+    local_uri: str, llm: ScriptedLLM, names: list[str], workdir: Path
+) -> Iterator[dict[str, str]]:
+    """The service per row: plain for heuristic, oracle-backed for llm rows."""
+    env = {
+        "MEMTRACE_LLM_BASE_URL": llm.base_url,
+        "MEMTRACE_LLM_API_KEY": "x",
+        "MEMTRACE_LLM_MODEL": "oracle",
+    }
+    with ExitStack() as stack:
+        urls = {"plain": stack.enter_context(run_service(local_uri, workdir)).url}
+        if "llm" in names:
+            urls["llm"] = stack.enter_context(run_service(local_uri, workdir, **env)).url
+        if "llm-all" in names:
+            extra = {**env, "MEMTRACE_LLM_HEURISTIC_CONFIDENCE": "1.01"}
+            urls["llm-all"] = stack.enter_context(run_service(local_uri, workdir, **extra)).url
+        yield urls
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    version = code_version()  # before any service starts: the code they load
+    names = args.judges.split(",")
+    path = str(REPO / args.locomo)  # an absolute --locomo replaces REPO
+    print("building datasets ...", flush=True)
+    datasets = synthetic(QUICK_SIZES if args.quick else SIZES, 1 if args.quick else 2, args.seed)
+    datasets.append(locomo(path, 2 if args.quick else None))
+    oracle = Oracle.of([b for d in datasets for b in d.batches])
+    sizes = {d.name: d.sizes() for d in datasets}
+    for name, s in sizes.items():
+        print(f"  {name:18} {s}", flush=True)
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        fresh_neo4j() as local,
+        scripted_llm(oracle.answer) as llm,
+        services(local.uri, llm, names, Path(tmp)) as urls,
+    ):
+        with httpx.Client(base_url=urls["plain"], timeout=600) as client:
+            seconds = sum(ingest(client, d.batches) for d in datasets)
+        print(f"ingested in {seconds:.1f} s; attributing ...", flush=True)
+        rows = [Row(n, ROWS[n], urls["plain" if n == "heuristic" else n]) for n in names]
+        records, walls = run_rows(datasets, rows, args.concurrency)
+        llm.requests.clear()
+        if not args.no_baseline:
+            print("flat-log baseline ...", flush=True)
+            got, more = run_baseline(datasets, llm, args.concurrency)
+            records += got
+            walls.update(more)
+        if not args.no_inprocess:
+            print("engine in-process ...", flush=True)
+            got, more = run_in_process(datasets, llm.base_url if "llm" in names else None)
+            records += got
+            walls.update(more)
+    fig = make_figures(records, walls, sizes)
+    fig["command"] = "python -m benchmarks.attribution " + " ".join(argv or sys.argv[1:])
+    fig["code"] = version
+    fig["config"] = {
+        "concurrency": args.concurrency,
+        "seed": args.seed,
+        "sizes (sessions, distractors)": QUICK_SIZES if args.quick else SIZES,
+        "rows": names,
+    }
+    fig["oracle"] = {
+        **oracle.stats,
+        "cases_with_a_carrier_hidden_by_clipping": oracle.clipped_by_system(),
+    }
+    if not args.no_inprocess:
+        fig["in_process_agreement"] = [
+            agreement(records, row, f"inproc-{row}") for row in ("heuristic", "llm") if row in names
+        ]
+    report = markdown(fig)
+    print("\n" + report)
+    save("attribution", fig)
+    (RESULTS / "attribution.md").write_text(report + "\n")
+    with (RESULTS / "attribution-cases.jsonl").open("w") as out:
+        out.writelines(json.dumps(r) + "\n" for r in records)
+    print(f"written to {RESULTS / 'attribution.json'} and attribution.md, attribution-cases.jsonl")
+
+
+if __name__ == "__main__":
+    main()
