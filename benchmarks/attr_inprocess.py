@@ -20,6 +20,7 @@ from benchmarks.flatlog import batch_units
 from service.attribution.engine import CaseFacts, attribute
 from service.attribution.graph import CaseGraph
 from service.attribution.judges.base import CachedJudge, Judge
+from service.attribution.search import rank_messages
 
 
 def _when(value: Any) -> datetime | None:
@@ -94,8 +95,9 @@ class BatchSource:
     async def descendants(self, unit_ids: list[str]) -> list[dict[str, Any]]:
         return self._walk(unit_ids, up=False)
 
-    async def source_messages(self) -> list[tuple[str, str]]:
-        return self.messages
+    async def search_messages(self, query: str, k: int) -> list[tuple[str, str]]:
+        text = dict(self.messages)
+        return [(mid, text[mid]) for mid in rank_messages(self.messages, query, k)]
 
 
 async def attribute_in_process(

@@ -43,6 +43,13 @@ class Settings(BaseSettings):
     llm_api_key: SecretStr = Field(SecretStr("not-set"), description="Key for that endpoint.")
     llm_model: str = Field("gpt-4.1-mini", description="Model the llm judge asks.")
     llm_timeout_s: float = Field(30.0, description="Timeout of one LLM request.")
+    embeddings_base_url: str | None = Field(
+        None,
+        description="OpenAI-compatible endpoint whose embeddings are fused with BM25 when "
+        "searching for evidence (off when unset).",
+    )
+    embeddings_api_key: SecretStr = Field(SecretStr("not-set"), description="Key for it.")
+    embeddings_model: str = Field("text-embedding-3-small", description="Embedding model.")
     llm_heuristic_confidence: float = Field(
         0.8,
         description="Heuristic verdicts at least this confident are taken without asking the "

@@ -71,7 +71,7 @@ def llm() -> Iterator[ScriptedLLM]:
 
 @pytest.fixture(scope="session")
 def llm_service(neo4j: Neo4jHandle, workdir: Path, llm: ScriptedLLM) -> Iterator[ServiceHandle]:
-    """The service with its llm judge pointed at the scripted server."""
+    """The service with its llm judge and evidence embeddings pointed at the scripted server."""
     with run_service(
         neo4j.uri,
         workdir,
@@ -82,5 +82,7 @@ def llm_service(neo4j: Neo4jHandle, workdir: Path, llm: ScriptedLLM) -> Iterator
         MEMTRACE_LLM_MODEL="scripted",
         MEMTRACE_LLM_TIMEOUT_S="1",
         MEMTRACE_LLM_HEURISTIC_CONFIDENCE="1.01",
+        MEMTRACE_EMBEDDINGS_BASE_URL=llm.base_url,
+        MEMTRACE_EMBEDDINGS_MODEL="scripted-embeddings",
     ) as handle:
         yield handle

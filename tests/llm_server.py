@@ -10,7 +10,9 @@ ones included, so ``len(llm.requests)`` is the number of HTTP attempts a client 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import re
 import socket
 import threading
 import time
@@ -53,6 +55,14 @@ def oracle_from_ids(carrier_ids: set[str]) -> Answer:
     return answer
 
 
+def bag_of_words_vector(text: str, dims: int = 64) -> list[float]:
+    """A text's lower-cased words counted into ``dims`` buckets by a stable hash."""
+    vector = [0.0] * dims
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        vector[int(hashlib.md5(word.encode()).hexdigest(), 16) % dims] += 1.0
+    return vector
+
+
 def _tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
@@ -66,6 +76,7 @@ class ScriptedLLM:
     latency_s: float = 0.0
     base_url: str = ""
     requests: list[dict[str, Any]] = field(default_factory=list)
+    embedding_requests: list[dict[str, Any]] = field(default_factory=list)
     _failures: deque[Failure] = field(default_factory=deque)
     _stopping: threading.Event = field(default_factory=threading.Event)
     _served: int = 0
@@ -77,6 +88,26 @@ class ScriptedLLM:
     def clear_failures(self) -> None:
         """Drop the failures still queued (so one test's leftovers never reach the next)."""
         self._failures.clear()
+
+    async def handle_embeddings(self, request: Request) -> JSONResponse:
+        """Deterministic embeddings: words hashed into 64 buckets, so texts sharing words are
+        close. Not a language model; enough to exercise the real client and the fusion."""
+        body: dict[str, Any] = await request.json()
+        self.embedding_requests.append(body)
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        data = [
+            {"object": "embedding", "index": i, "embedding": bag_of_words_vector(text)}
+            for i, text in enumerate(texts)
+        ]
+        tokens = sum(_tokens(t) for t in texts)
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": data,
+                "model": body.get("model", "scripted"),
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            }
+        )
 
     def prompts(self) -> list[str]:
         """The user text of every recorded request, in order."""
@@ -136,6 +167,9 @@ def scripted_llm(answer: Answer, *, timeout_sleep_s: float = 3.0) -> Iterator[Sc
     routes = [
         Route(path, llm.handle, methods=["POST"])
         for path in ("/v1/chat/completions", "/chat/completions")
+    ] + [
+        Route(path, llm.handle_embeddings, methods=["POST"])
+        for path in ("/v1/embeddings", "/embeddings")
     ]
     config = uvicorn.Config(
         Starlette(routes=routes), log_level="warning", lifespan="off", timeout_graceful_shutdown=1

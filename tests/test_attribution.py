@@ -154,3 +154,23 @@ def test_llm_judge_budget_holds_when_the_endpoint_fails(
     assert 1 <= len(llm.requests) - before <= 2
     assert response.json()["cost"]["llm_calls"] == len(llm.requests) - before
     llm.clear_failures()
+
+
+def test_evidence_search_fuses_endpoint_embeddings(
+    llm_service: ServiceHandle, llm: ScriptedLLM, project: str
+) -> None:
+    batch = demo_batch(project)
+    case = next(c for c in batch["cases"] if c["id"] == "case-1")  # names no evidence
+    case["question"] = f"Where does Alice's sister live ({project})?"  # a query not yet cached
+    before = len(llm.embedding_requests)
+    with _llm_client(llm_service) as c:
+        assert c.post("/traces", json=batch).status_code == 200
+        result = attribute(c, project, "case-1").json()
+    assert (result["error_type"], result["operation"]["id"]) == ("ExtractionError", "op-extract-1")
+    assert result["evidence_path"][0] == "msg-3"
+    sent = llm.embedding_requests[before:]
+    assert sent and all(r["model"] == "scripted-embeddings" for r in sent)
+    assert any(project in text for r in sent for text in r["input"])  # the query
+    # Messages are embedded once per process (cached by text), by this test or an earlier one.
+    embedded = [text for r in llm.embedding_requests for text in r["input"]]
+    assert any("lives in Denver" in text for text in embedded)

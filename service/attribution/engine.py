@@ -41,7 +41,6 @@ from service.attribution.models import (
     JudgeInfo,
     Searched,
 )
-from service.attribution.search import rank_messages
 
 SEED_COUNT = 8
 
@@ -61,7 +60,9 @@ class GraphSource(Protocol):
 
     async def descendants(self, unit_ids: list[str]) -> list[dict[str, Any]]: ...
 
-    async def source_messages(self) -> list[tuple[str, str]]: ...
+    async def search_messages(self, query: str, k: int) -> list[tuple[str, str]]:
+        """(id, content) of the ``k`` source messages that best match ``query``, best first."""
+        ...
 
 
 @dataclass
@@ -227,17 +228,16 @@ def _question(case: CaseFacts, graph: CaseGraph, evidence: list[str]) -> Questio
 async def _search_evidence(walk: _Walk, source: GraphSource) -> tuple[list[str], bool]:
     """Messages judged to carry the information; else the best lexical match as a stand-in
     (True), since the judge may not see an answer that is inferred or resolved from a date."""
-    messages = await source.source_messages()
-    ranked = rank_messages(
-        messages, f"{walk.case.question} {walk.case.expected_answer}", SEED_COUNT
+    found = await source.search_messages(
+        f"{walk.case.question} {walk.case.expected_answer}", SEED_COUNT
     )
-    if not ranked:
+    if not found:
         return [], False
+    ranked = [mid for mid, _ in found]
     walk.graph.add_rows(
         [
             {"id": mid, "kind": "message", "content": text, "is_operation": False, "edges": []}
-            for mid, text in messages
-            if mid in set(ranked)
+            for mid, text in found
         ]
     )
     verdicts = await walk.carries(ranked)

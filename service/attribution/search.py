@@ -1,19 +1,28 @@
-"""Finding evidence when a case names none: BM25 over the project's source messages.
+"""Finding evidence when a case names none: the project's source messages that best match the
+question plus the expected answer (the MemTrace paper's seed query).
 
-The query is the question plus the expected answer, as in the MemTrace paper's seeds. Dense
-embeddings fused by reciprocal rank would help with paraphrase; they are not wired in yet, so this
-stays lexical and offline.
+Lexical ranking is BM25 (``bm25s``). When an OpenAI-compatible embeddings endpoint is configured,
+a dense ranking by cosine similarity is fused with it by reciprocal rank (k = 60), which finds
+paraphrases BM25 misses. Message embeddings are cached in the process by text, so a project's
+messages are embedded once, not once per case.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
+
 import bm25s
+import numpy as np
+from openai import AsyncOpenAI
 
 from service.attribution.judges.heuristic import STOPWORDS
 
+RRF_K = 60
+
 
 def rank_messages(messages: list[tuple[str, str]], query: str, k: int) -> list[str]:
-    """Ids of the ``k`` messages that best match ``query``, best first (only those that match)."""
+    """Ids of the ``k`` messages that best match ``query`` by BM25, best first (matches only)."""
     if not messages:
         return []
     stopwords = sorted(STOPWORDS)
@@ -23,6 +32,65 @@ def rank_messages(messages: list[tuple[str, str]], query: str, k: int) -> list[s
     retriever = bm25s.BM25()
     retriever.index(corpus, show_progress=False)
     tokens = bm25s.tokenize([query], stopwords=stopwords, show_progress=False)
-    k = min(k, len(messages))
-    docs, scores = retriever.retrieve(tokens, k=k, show_progress=False)
+    docs, scores = retriever.retrieve(tokens, k=min(k, len(messages)), show_progress=False)
     return [messages[int(i)][0] for i, s in zip(docs[0], scores[0], strict=True) if s > 0]
+
+
+def fuse(rankings: list[list[str]], k: int) -> list[str]:
+    """Reciprocal-rank fusion of several rankings of ids; the ``k`` best."""
+    score: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking):
+            score[item] = score.get(item, 0.0) + 1.0 / (RRF_K + rank + 1)
+    return sorted(score, key=lambda item: -score[item])[:k]
+
+
+class EndpointEmbedder:
+    """Embeddings from an OpenAI-compatible ``/embeddings`` endpoint, cached by text."""
+
+    def __init__(
+        self, *, base_url: str, api_key: str, model: str, timeout_s: float, cache_size: int = 50_000
+    ) -> None:
+        self.model = model
+        self._client = AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s)
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_size = cache_size
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        """Unit-length vectors, one row per text."""
+        keys = [hashlib.blake2b(t.encode(), digest_size=16).hexdigest() for t in texts]
+        missing = sorted(
+            {
+                key: text for key, text in zip(keys, texts, strict=True) if key not in self._cache
+            }.items()
+        )
+        for start in range(0, len(missing), 256):
+            chunk = missing[start : start + 256]
+            response = await self._client.embeddings.create(
+                model=self.model, input=[text for _, text in chunk]
+            )
+            for (key, _), item in zip(chunk, response.data, strict=True):
+                vector = np.asarray(item.embedding, dtype=np.float32)
+                self._cache[key] = vector / (np.linalg.norm(vector) or 1.0)
+        for key in keys:
+            self._cache.move_to_end(key)
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return np.stack([self._cache[key] for key in keys])
+
+    async def rank(self, messages: list[tuple[str, str]], query: str, k: int) -> list[str]:
+        """Ids of the ``k`` messages closest to ``query``, best first."""
+        vectors = await self.embed([text for _, text in messages] + [query])
+        similarity = vectors[:-1] @ vectors[-1]
+        order = np.argsort(-similarity)[:k]
+        return [messages[int(i)][0] for i in order]
+
+
+async def search_messages(
+    messages: list[tuple[str, str]], query: str, k: int, embedder: EndpointEmbedder | None
+) -> list[str]:
+    """BM25, fused with the dense ranking when an embedder is configured."""
+    lexical = rank_messages(messages, query, k)
+    if embedder is None or not messages:
+        return lexical
+    return fuse([lexical, await embedder.rank(messages, query, k)], k)

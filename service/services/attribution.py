@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -13,6 +14,7 @@ from service.attribution.graph import CaseGraph
 from service.attribution.judges.base import CachedJudge, Judge
 from service.attribution.judges.heuristic import HeuristicJudge
 from service.attribution.models import AttributeRequest, AttributionResult
+from service.attribution.search import EndpointEmbedder, search_messages
 from service.errors import CaseNotFound, InvalidInput
 from service.repository import attributions
 from service.settings import Settings
@@ -33,8 +35,30 @@ class _RepositorySource:
             return rows
         return await attributions.descendants(self.session, self.project, unit_ids, self.limit)
 
-    async def source_messages(self) -> list[tuple[str, str]]:
-        return await attributions.source_messages(self.session, self.project, self.limit)
+    embedder: EndpointEmbedder | None = None
+
+    async def search_messages(self, query: str, k: int) -> list[tuple[str, str]]:
+        messages = await attributions.source_messages(self.session, self.project, self.limit)
+        ranked = await search_messages(messages, query, k, self.embedder)
+        text = dict(messages)
+        return [(mid, text[mid]) for mid in ranked]
+
+
+@functools.cache
+def _embedder(base_url: str, api_key: str, model: str, timeout_s: float) -> EndpointEmbedder:
+    return EndpointEmbedder(base_url=base_url, api_key=api_key, model=model, timeout_s=timeout_s)
+
+
+def embedder(settings: Settings) -> EndpointEmbedder | None:
+    """The process's embedder (one, so its cache is shared by every case), if configured."""
+    if not settings.embeddings_base_url:
+        return None
+    return _embedder(
+        settings.embeddings_base_url,
+        settings.embeddings_api_key.get_secret_value(),
+        settings.embeddings_model,
+        settings.llm_timeout_s,
+    )
 
 
 def build_judge(request: AttributeRequest, settings: Settings) -> Judge:
@@ -98,7 +122,9 @@ async def attribute_case(
         answer_unit=case.answer_unit,
         evidence_units=tuple(case.evidence_units),
     )
-    source = _RepositorySource(session, project, limit, {tuple(case.evidence_units): derived})
+    source = _RepositorySource(
+        session, project, limit, {tuple(case.evidence_units): derived}, embedder(settings)
+    )
     try:
         result = await attribute(facts, graph, CachedJudge(judge), source)
     finally:
