@@ -17,10 +17,11 @@ from typing import Any
 
 from benchmarks.attr_run import CaseRef, Dataset, record_of
 from benchmarks.flatlog import batch_units
-from service.attribution.engine import CaseFacts, attribute
+from service.attribution.engine import attribute
 from service.attribution.graph import CaseGraph
 from service.attribution.judges.base import CachedJudge, Judge
 from service.attribution.search import rank_messages
+from service.attribution.walk import CaseFacts
 
 
 def _when(value: Any) -> datetime | None:

@@ -9,12 +9,13 @@ from typing import Any
 
 from neo4j import AsyncSession
 
-from service.attribution.engine import CaseFacts, attribute
+from service.attribution.engine import attribute
 from service.attribution.graph import CaseGraph
 from service.attribution.judges.base import CachedJudge, Judge
 from service.attribution.judges.heuristic import HeuristicJudge
 from service.attribution.models import AttributeRequest, AttributionResult
 from service.attribution.search import EndpointEmbedder, search_messages
+from service.attribution.walk import CaseFacts
 from service.errors import CaseNotFound, InvalidInput
 from service.repository import attributions
 from service.settings import Settings

@@ -1,0 +1,49 @@
+"""The state one attribution carries through its stages, and the helpers every stage uses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from service.attribution.graph import CaseGraph, Node
+from service.attribution.judges.base import CachedJudge, Question, UnitText
+
+NO_UNIT = Node("", False, "other", "", "", None, None)
+
+
+@dataclass(frozen=True)
+class CaseFacts:
+    id: str
+    question: str
+    expected_answer: str
+    verdict: str
+    answer_unit: str
+    evidence_units: tuple[str, ...]
+
+
+@dataclass
+class Walk:
+    """One attribution in progress: the case, its graph, the judge and what it was told."""
+
+    case: CaseFacts
+    graph: CaseGraph
+    judge: CachedJudge
+    question: Question
+    uncertain: bool = False
+
+    async def carries(self, unit_ids: list[str]) -> dict[str, bool]:
+        units = [UnitText(n.id, n.kind, n.content) for n in self.graph.known_units(unit_ids)]
+        verdicts = await self.judge.judge(self.question, units) if units else {}
+        out = {}
+        for uid, v in verdicts.items():
+            if v.carries is None:
+                self.uncertain = True
+            out[uid] = bool(v.carries)
+        return out
+
+    def confidence_of(self, unit_id: str) -> float:
+        verdict = self.judge.cache.get(unit_id)
+        return verdict.confidence if verdict else 0.5
+
+    def op_sort_key(self, op_id: str) -> tuple[float, str]:
+        ts = self.graph.op_time(op_id)
+        return (ts.timestamp() if ts else 0.0, op_id)
