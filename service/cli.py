@@ -9,8 +9,16 @@ from typing import Annotated
 import httpx
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    track,
+)
 
+from ingest.execution_graph import iter_graph_files, load_execution_graph
 from ingest.files import BatchFileError, count_operations, read_batches
 from ingest.sender import SendError, post_batch
 from service.client_calls import AttributionRequestError, attribute_cases, attribution_table
@@ -145,6 +153,45 @@ def attribute(
         console.print_json(json.dumps(results))
     else:
         console.print(attribution_table(results))
+
+
+@app.command("import-graph")
+def import_graph(
+    path: Annotated[Path, typer.Argument(exists=True, help="A graph JSON file or a folder.")],
+    project: Annotated[str, typer.Option(help="Project to import into.")] = "default",
+    url: Annotated[str | None, typer.Option(help="Service URL.")] = None,
+) -> None:
+    """Import MemTraceBench execution graphs (the MemTrace paper's format) into a project.
+
+    Each file's ids are prefixed with its graph_id (or file name), so graphs never collide.
+    """
+    files = list(iter_graph_files(path))
+    totals = {"operations": 0, "cases": 0, "labelled": 0, "warnings": 0}
+    with httpx.Client(base_url=url or get_settings().url, timeout=300) as client:
+        for file in track(files, description="importing", console=console):
+            try:
+                graph = load_execution_graph(file)
+            except ValueError as e:
+                err.print(f"[red]{e}[/red]")
+                raise typer.Exit(2) from e
+            prefix = str(graph.get("graph_id") or file.stem)[:64]
+            response = client.post(
+                "/import/execution-graph",
+                params={"project": project, "id_prefix": prefix},
+                json=graph,
+            )
+            if response.status_code != 200:
+                err.print(f"[red]{file}: HTTP {response.status_code}: {response.text[:2000]}[/red]")
+                raise typer.Exit(1)
+            result = response.json()
+            totals["operations"] += result["ingested"]["created"]["operations"]
+            totals["cases"] += result["ingested"]["created"]["cases"]
+            totals["labelled"] += result["labelled_cases"]
+            totals["warnings"] += len(result["warnings"])
+    console.print(
+        f"{len(files)} graph(s): {totals['operations']} operations and {totals['cases']} cases "
+        f"created, {totals['labelled']} labelled, {totals['warnings']} warning(s)"
+    )
 
 
 @app.command()

@@ -1,0 +1,436 @@
+"""Importing MemTrace execution graphs (smartcomment ExecNetwork JSON); no database needed."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graph_schema.models import TraceBatch
+from ingest.execution_graph import (
+    ImportedGraph,
+    convert_execution_graph,
+    iter_graph_files,
+    load_execution_graph,
+    operation_kind,
+    unit_kind,
+)
+
+
+def _node(
+    class_name: str,
+    name: str,
+    version: int,
+    value: Any,
+    category: str,
+    at: str,
+    **extra: Any,
+) -> dict[str, Any]:
+    return {
+        "full_node_id": f"{class_name}:{name}@{version}",
+        "class_name": class_name,
+        "name": name,
+        "version": version,
+        "value": value,
+        "category": category,
+        "comment": "",
+        "session_id": "s1",
+        "created_at": f"2025-03-01 10:00:{at}",
+        "metadata": {},
+        **extra,
+    }
+
+
+def _op(op_id: str, name: str, category: str, at: str) -> dict[str, Any]:
+    return {
+        "op_id": op_id,
+        "op_name": name,
+        "category": category,
+        "comment": f"{name} ran",
+        "session_id": "s1",
+        "created_at": f"2025-03-01 10:00:{at}",
+        "metadata": {"llm": "gpt-4.1-mini"},
+    }
+
+
+def _edge(
+    edge_id: str, op_id: str, src: str, dst: str, at: str, category: str = ""
+) -> dict[str, Any]:
+    return {
+        "edge_id": edge_id,
+        "op_id": op_id,
+        "source_full_node_id": src,
+        "target_full_node_id": dst,
+        "category": category,
+        "comment": "",
+        "created_at": f"2025-03-01 10:00:{at}",
+    }
+
+
+QUESTION = "Where does Alice live?"
+
+
+def mem0_graph() -> dict[str, Any]:
+    """Mem0 classic: extract facts -> ADD/UPDATE/DELETE -> search -> answer -> judge (score 0)."""
+    nodes = [
+        _node("message", "msg_1", 1, "Alice: I moved to Paris in 2020.", "message", "00.000"),
+        _node(
+            "message", "msg_2", 1, "Alice: I live in Berlin now. I hate jazz.", "message", "00.100"
+        ),
+        _node("prompt", "extract_prompt", 1, "Extract facts as JSON.", "prompt", "00.200"),
+        _node(
+            "facts",
+            "facts_1",
+            1,
+            {"facts": ["Lives in Berlin", "Hates jazz"]},
+            "llm_response",
+            "01.000",
+        ),
+        _node("memory_entry", "mem_1", 1, "Lives in Paris", "memory_entry", "02.000"),
+        _node("memory_entry", "mem_2", 1, "Likes jazz", "memory_entry", "02.100"),
+        _node("memory_entry", "mem_1", 2, "Lives in Berlin", "memory_entry", "02.200"),
+        _node("memory_entry", "mem_2", 2, "DELETED", "memory_entry", "02.300"),
+        _node("query", "q_1", 1, QUESTION, "message & query", "03.000"),
+        _node("context", "retrieved_1", 1, "- Lives in Berlin", "retrieved_context", "03.500"),
+        _node("prediction", "pred_1", 1, "Paris", "llm_response", "04.000"),
+        _node("golden_answers", "gold_1", 1, "Berlin", "message", "04.100"),
+        _node("judge_response", "judge_1", 1, '{"label": "WRONG"}', "llm_response", "05.000"),
+        _node("judge_score", "score_1", 1, "0.0", "score", "05.100"),
+    ]
+    ops = [
+        _op("op-01", "memory_system.extract_facts", "extraction", "01.000"),
+        _op("op-02", "memory_system.update_memory_decision", "update", "02.000"),
+        _op("op-03", "memory_system.search_vector_store", "retrieval", "03.500"),
+        _op("op-04", "question-answering", "evaluation", "04.000"),
+        _op("op-05", "llm-judge", "evaluation", "05.000"),
+    ]
+    edges = [
+        _edge("e01", "op-01", "message:msg_1@1", "facts:facts_1@1", "01.000"),
+        _edge("e02", "op-01", "message:msg_2@1", "facts:facts_1@1", "01.000"),
+        _edge("e03", "op-01", "prompt:extract_prompt@1", "facts:facts_1@1", "01.000"),
+        # listed out of time order: the converter sorts by created_at, then edge_id
+        _edge("e07", "op-02", "memory_entry:mem_2@1", "memory_entry:mem_2@2", "02.300", "DELETE"),
+        _edge("e06", "op-02", "memory_entry:mem_1@1", "memory_entry:mem_1@2", "02.200", "UPDATE"),
+        _edge("e05", "op-02", "facts:facts_1@1", "memory_entry:mem_2@1", "02.000", "ADD"),
+        _edge("e04", "op-02", "facts:facts_1@1", "memory_entry:mem_1@1", "02.000", "ADD"),
+        _edge("e08", "op-03", "query:q_1@1", "context:retrieved_1@1", "03.500"),
+        _edge("e09", "op-03", "memory_entry:mem_1@2", "context:retrieved_1@1", "03.500"),
+        _edge("e10", "op-04", "query:q_1@1", "prediction:pred_1@1", "04.000"),
+        _edge("e11", "op-04", "context:retrieved_1@1", "prediction:pred_1@1", "04.000"),
+        _edge("e12", "op-05", "query:q_1@1", "judge_response:judge_1@1", "05.000"),
+        _edge("e13", "op-05", "prediction:pred_1@1", "judge_response:judge_1@1", "05.000"),
+        _edge("e14", "op-05", "golden_answers:gold_1@1", "judge_response:judge_1@1", "05.000"),
+        _edge("e15", "op-05", "judge_response:judge_1@1", "judge_score:score_1@1", "05.100"),
+    ]
+    annotation = {
+        "query_id": 7,
+        "query": QUESTION,
+        "golden_answers": ["Berlin", "in Berlin"],
+        "prediction": "Paris",
+        "source_evidence_ids": ["message:msg_2@1", "memory_entry:mem_1", "message:gone@1"],
+        "final_error_type": "ResponseError",
+        "final_op_id": "op-04",
+    }
+    return {
+        "graph_id": "mem0-locomo-0",
+        "user_id": "u",
+        "project_id": "p",
+        "created_at": "2025-03-01 09:59:59.000",
+        "metadata": {"system": "mem0"},
+        "data": {
+            "nodes": nodes,
+            "edges": edges,
+            "operations": ops,
+            "sessions": [{"session_id": "s1"}],
+            "annotations": [annotation],
+        },
+    }
+
+
+def _write(tmp_path: Path, graph: dict[str, Any], name: str = "graph.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(graph))
+    return path
+
+
+def _import(tmp_path: Path, graph: dict[str, Any], **kwargs: Any) -> ImportedGraph:
+    path = _write(tmp_path, graph)
+    imported = convert_execution_graph(
+        load_execution_graph(path), "bench-mem0", source=path, **kwargs
+    )
+    TraceBatch.model_validate(imported.batch)
+    return imported
+
+
+def _units(imported: ImportedGraph) -> dict[str, dict[str, Any]]:
+    return {u["id"]: u for u in imported.batch["units"]}
+
+
+def _ops(imported: ImportedGraph) -> dict[str, dict[str, Any]]:
+    return {o["id"]: o for o in imported.batch["operations"]}
+
+
+def test_mem0_graph_validates_as_a_trace_batch(tmp_path: Path) -> None:
+    imported = _import(tmp_path, mem0_graph())
+    batch = TraceBatch.model_validate(imported.batch)
+    assert batch.project == "bench-mem0"
+    assert (len(batch.units), len(batch.operations), len(batch.cases)) == (14, 5, 1)
+
+
+def test_nodes_become_units_with_kinds_times_and_memory_ids(tmp_path: Path) -> None:
+    units = _units(_import(tmp_path, mem0_graph()))
+    kinds = {uid: u["kind"] for uid, u in units.items()}
+    assert kinds == {
+        "message:msg_1@1": "message",
+        "message:msg_2@1": "message",
+        "prompt:extract_prompt@1": "prompt",
+        "facts:facts_1@1": "answer",
+        "memory_entry:mem_1@1": "memory",
+        "memory_entry:mem_2@1": "memory",
+        "memory_entry:mem_1@2": "memory",
+        "memory_entry:mem_2@2": "tombstone",
+        "query:q_1@1": "query",
+        "context:retrieved_1@1": "context",
+        "prediction:pred_1@1": "answer",
+        "golden_answers:gold_1@1": "other",
+        "judge_response:judge_1@1": "other",
+        "judge_score:score_1@1": "other",
+    }
+    first, second = units["memory_entry:mem_1@1"], units["memory_entry:mem_1@2"]
+    assert first["attributes"]["memory_id"] == second["attributes"]["memory_id"]
+    assert first["attributes"]["memory_id"] == "memory_entry:mem_1"
+    assert units["memory_entry:mem_2@2"]["attributes"]["memory_id"] == "memory_entry:mem_2"
+    assert second["attributes"] | {"metadata": None} == {
+        "memory_id": "memory_entry:mem_1",
+        "name": "mem_1",
+        "version": 2,
+        "class_name": "memory_entry",
+        "category": "memory_entry",
+        "session_id": "s1",
+        "metadata": None,
+    }
+    assert second["content"] == "Lives in Berlin"
+    assert json.loads(units["facts:facts_1@1"]["content"]) == {
+        "facts": ["Lives in Berlin", "Hates jazz"]
+    }
+    parsed = TraceBatch.model_validate({"units": [units["memory_entry:mem_1@2"]]}).units[0]
+    assert parsed.ts == datetime(2025, 3, 1, 10, 0, 2, 200_000, tzinfo=UTC)
+
+
+def test_operations_get_kinds_and_ordered_inputs_and_outputs(tmp_path: Path) -> None:
+    imported = _import(tmp_path, mem0_graph())
+    assert [o["id"] for o in imported.batch["operations"]] == [
+        "op-01",
+        "op-02",
+        "op-03",
+        "op-04",
+        "op-05",
+    ]
+    ops = _ops(imported)
+    assert {k: o["kind"] for k, o in ops.items()} == {
+        "op-01": "extraction",
+        "op-02": "update",
+        "op-03": "retrieval",
+        "op-04": "response",
+        "op-05": "evaluation",
+    }
+    extract = ops["op-01"]
+    assert extract["name"] == "memory_system.extract_facts"
+    assert extract["inputs"] == [
+        "message:msg_1@1",
+        "message:msg_2@1",
+        "prompt:extract_prompt@1",
+    ]
+    assert extract["outputs"] == ["facts:facts_1@1"]
+    assert extract["session_id"] == "s1"
+    assert extract["attributes"] == {
+        "category": "extraction",
+        "comment": "memory_system.extract_facts ran",
+        "metadata": {"llm": "gpt-4.1-mini"},
+    }
+
+    update = ops["op-02"]
+    assert update["inputs"] == ["facts:facts_1@1"]
+    # chain facts -> mem@1 -> mem@2: the middle versions are outputs too, in edge order
+    assert update["outputs"] == [
+        "memory_entry:mem_1@1",
+        "memory_entry:mem_2@1",
+        "memory_entry:mem_1@2",
+        "memory_entry:mem_2@2",
+    ]
+    assert update["attributes"]["intermediate_units"] == [
+        "memory_entry:mem_1@1",
+        "memory_entry:mem_2@1",
+    ]
+    events = [(e["edge_id"], e["category"]) for e in update["attributes"]["edges"]]
+    assert events == [("e04", "ADD"), ("e05", "ADD"), ("e06", "UPDATE"), ("e07", "DELETE")]
+    assert update["attributes"]["edges"][-1]["target"] == "memory_entry:mem_2@2"
+
+    assert ops["op-03"]["inputs"] == ["query:q_1@1", "memory_entry:mem_1@2"]
+    assert ops["op-04"]["outputs"] == ["prediction:pred_1@1"]
+    assert ops["op-05"]["outputs"] == ["judge_response:judge_1@1", "judge_score:score_1@1"]
+
+
+def test_annotation_becomes_a_failed_case_and_labels_stay_out(tmp_path: Path) -> None:
+    imported = _import(tmp_path, mem0_graph())
+    [case] = imported.batch["cases"]
+    assert case["id"] == "7"
+    assert case["question"] == QUESTION
+    assert case["expected_answer"] == "Berlin | in Berlin"
+    assert case["verdict"] == "failed"
+    assert case["answer_unit"] == "prediction:pred_1@1"
+    # a variable name (no @version) resolves to its latest version; unknown ids are omitted
+    assert case["evidence_units"] == ["message:msg_2@1", "memory_entry:mem_1@2"]
+    assert case["attributes"]["judge_score"] == 0.0
+    assert case["attributes"]["judge_operation"] == "op-05"
+    assert case["attributes"]["answer_operation"] == "op-04"
+    assert any("message:gone@1" in w for w in imported.warnings)
+
+    assert imported.labels == {"7": {"error_type": "ResponseError", "operation_id": "op-04"}}
+    text = json.dumps(imported.batch)
+    for leaked in ("ResponseError", "final_error_type", "final_op_id"):
+        assert leaked not in text
+
+
+def test_judge_score_in_json_output_gives_passed(tmp_path: Path) -> None:
+    graph = mem0_graph()
+    nodes = graph["data"]["nodes"]
+    graph["data"]["nodes"] = [n for n in nodes if n["class_name"] != "judge_score"]
+    graph["data"]["edges"] = [e for e in graph["data"]["edges"] if e["edge_id"] != "e15"]
+    judge = next(n for n in graph["data"]["nodes"] if n["class_name"] == "judge_response")
+    judge["value"] = json.dumps({"judge_score": 1, "reason": "same city"})
+    del graph["data"]["annotations"][0]["final_error_type"]
+    del graph["data"]["annotations"][0]["final_op_id"]
+    imported = _import(tmp_path, graph)
+    assert imported.batch["cases"][0]["verdict"] == "passed"
+    assert imported.labels == {}
+
+
+def test_without_judge_or_answer_operations(tmp_path: Path) -> None:
+    graph = mem0_graph()
+    data = graph["data"]
+    data["operations"] = [o for o in data["operations"] if o["op_id"] not in ("op-04", "op-05")]
+    data["edges"] = [e for e in data["edges"] if e["op_id"] not in ("op-04", "op-05")]
+    data["nodes"] = [n for n in data["nodes"] if n["class_name"] != "prediction"]
+    second = dict(data["annotations"][0], query_id="8", query="Does Alice like jazz?")
+    del second["final_error_type"]
+    del second["final_op_id"]
+    data["annotations"].append(second)
+    imported = _import(tmp_path, graph)
+    first, other = imported.batch["cases"]
+    assert (first["verdict"], other["verdict"]) == ("failed", "unknown")
+    units = _units(imported)
+    assert first["answer_unit"] == "answer:7"
+    assert units["answer:7"]["kind"] == "answer"
+    assert units["answer:7"]["content"] == "Paris"
+    assert any("no llm-judge operation" in w for w in imported.warnings)
+    assert any("added answer unit 'answer:7'" in w for w in imported.warnings)
+
+
+def test_missing_optional_fields_warn_and_still_convert(tmp_path: Path) -> None:
+    graph = mem0_graph()
+    data = graph["data"]
+    del data["annotations"]
+    del data["nodes"][0]["category"]
+    del data["nodes"][1]["created_at"]
+    del data["nodes"][2]["full_node_id"]  # rebuilt from class_name:name@version
+    del data["operations"][0]["created_at"]
+    del data["operations"][1]["op_name"]
+    data["edges"].append(_edge("e99", "op-nope", "query:q_1@1", "context:retrieved_1@1", "09.0"))
+    data["edges"].append(_edge("e98", "op-03", "memory_entry:ghost@1", "context:x@1", "03.6"))
+    imported = _import(tmp_path, graph)
+    warnings = "\n".join(imported.warnings)
+    assert str(tmp_path / "graph.json") in imported.warnings[0]
+    for expected in (
+        "data.annotations is missing",
+        "node 'message:msg_1@1': category is missing",
+        "node 'message:msg_2@1': created_at is missing",
+        "operation 'op-01': created_at is missing or unreadable; using its earliest edge",
+        "operation 'op-02': op_name is missing",
+        "unknown op_id 'op-nope'",
+        "'memory_entry:ghost@1' is not in data.nodes",
+    ):
+        assert expected in warnings
+    units, ops = _units(imported), _ops(imported)
+    assert units["message:msg_1@1"]["kind"] == "other"
+    assert "ts" not in units["message:msg_2@1"]
+    assert "prompt:extract_prompt@1" in units
+    assert ops["op-02"]["name"] == "op-02"
+    assert ops["op-01"]["ts"] == "2025-03-01T10:00:01+00:00"
+    assert ops["op-03"]["outputs"][-1] == "context:x@1"  # kept as a reference
+    assert imported.batch["cases"] == []
+
+
+def test_structurally_broken_files_raise_value_errors_naming_the_path(tmp_path: Path) -> None:
+    no_data = _write(tmp_path, {"graph_id": "g"}, "no_data.json")
+    with pytest.raises(ValueError, match=r"no_data\.json: missing the 'data' object"):
+        convert_execution_graph(load_execution_graph(no_data), source=no_data)
+    bad_nodes = _write(tmp_path, {"data": {"nodes": {"a": 1}}}, "bad_nodes.json")
+    with pytest.raises(ValueError, match=r"bad_nodes\.json: data\.nodes must be a JSON array"):
+        convert_execution_graph(load_execution_graph(bad_nodes), source=bad_nodes)
+    bad_item = _write(tmp_path, {"data": {"nodes": [], "edges": [3]}}, "bad_item.json")
+    with pytest.raises(ValueError, match=r"bad_item\.json: data\.edges\[0\] must be"):
+        convert_execution_graph(load_execution_graph(bad_item), source=bad_item)
+    not_json = tmp_path / "not_json.json"
+    not_json.write_text("{oops")
+    with pytest.raises(ValueError, match=r"not_json\.json: not valid JSON"):
+        load_execution_graph(not_json)
+    a_list = _write(tmp_path, [], "a_list.json")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"a_list\.json: an execution graph must be"):
+        load_execution_graph(a_list)
+
+
+def test_id_prefix_applies_to_units_operations_cases_and_labels(tmp_path: Path) -> None:
+    imported = _import(tmp_path, mem0_graph(), id_prefix="mem0-locomo-0")
+    case = imported.batch["cases"][0]
+    assert case["id"] == "mem0-locomo-0:7"
+    assert case["answer_unit"] == "mem0-locomo-0:prediction:pred_1@1"
+    assert imported.labels == {
+        "mem0-locomo-0:7": {"error_type": "ResponseError", "operation_id": "mem0-locomo-0:op-04"}
+    }
+    update = _ops(imported)["mem0-locomo-0:op-02"]
+    assert update["inputs"] == ["mem0-locomo-0:facts:facts_1@1"]
+
+
+def test_iter_graph_files(tmp_path: Path) -> None:
+    b = _write(tmp_path, mem0_graph(), "b.json")
+    a = _write(tmp_path, mem0_graph(), "a.json")
+    (tmp_path / "notes.txt").write_text("x")
+    assert list(iter_graph_files(tmp_path)) == [a, b]
+    assert list(iter_graph_files(b)) == [b]
+    with pytest.raises(FileNotFoundError):
+        list(iter_graph_files(tmp_path / "missing"))
+
+
+@pytest.mark.parametrize(
+    ("category", "class_name", "value", "kind"),
+    [
+        ("message", "message", "hi", "message"),
+        ("memory", "m", "x", "memory"),
+        ("memory_entry", "m", "DELETED", "tombstone"),
+        ("deletion", "m", "gone", "tombstone"),
+        ("llm_response", "prediction", "x", "answer"),
+        ("message & query", "query", "q?", "query"),
+        ("something_new", "x", "x", "other"),
+    ],
+)
+def test_unit_kind_table(category: str, class_name: str, value: str, kind: str) -> None:
+    assert unit_kind(category, class_name, value) == kind
+
+
+@pytest.mark.parametrize(
+    ("category", "name", "kind"),
+    [
+        ("initialization", "memory_system.finalize_memory_unit", "extraction"),
+        ("embedding", "memory_system.add_to_vector_store", "embedding"),
+        ("retrieval", "agentic_final_rerank", "retrieval"),
+        ("evaluation", "question-answering", "response"),
+        ("evaluation", "llm-judge", "evaluation"),
+        ("", "evermemos.boundary_detection", "other"),
+    ],
+)
+def test_operation_kind_table(category: str, name: str, kind: str) -> None:
+    assert operation_kind(category, name) == kind

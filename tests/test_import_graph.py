@@ -1,0 +1,56 @@
+"""Importing MemTraceBench execution graphs through the running service and the CLI."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import httpx
+
+from tests.servers import ServiceHandle
+from tests.test_cli import memtrace
+from tests.test_execution_graph import mem0_graph
+
+
+def test_import_lands_cases_with_ground_truth(client: httpx.Client, project: str) -> None:
+    params = {"project": project, "id_prefix": "g1"}
+    response = client.post("/import/execution-graph", params=params, json=mem0_graph())
+    assert response.status_code == 200, response.text
+    result = response.json()
+    assert result["ingested"]["created"]["operations"] > 0
+    assert result["labelled_cases"] == 1
+    [case] = client.get("/cases", params={"project": project}).json()
+    assert case["id"].startswith("g1:")
+    stored = client.get(f"/cases/{case['id']}", params={"project": project}).json()
+    truth = stored["attributes"]["ground_truth"]
+    assert truth["operation_id"].startswith("g1:op-")
+    assert stored["verdict"] == "failed"
+    again = client.post("/import/execution-graph", params=params, json=mem0_graph()).json()
+    assert again["ingested"]["created"] == {"units": 0, "operations": 0, "cases": 0}
+    attribution = client.post(f"/attribute/{case['id']}", params={"project": project}).json()
+    assert attribution["case_id"] == case["id"]
+    assert attribution["status"] in {"attributed", "inconclusive", "unanswerable"}
+
+
+def test_broken_graph_is_422(client: httpx.Client, project: str) -> None:
+    graph = copy.deepcopy(mem0_graph())
+    graph["data"]["nodes"] = "not a list"
+    response = client.post("/import/execution-graph", params={"project": project}, json=graph)
+    assert response.status_code == 422
+    assert "nodes" in response.json()["message"]
+
+
+def test_cli_imports_a_folder_without_id_collisions(
+    service: ServiceHandle, project: str, tmp_path: Path
+) -> None:
+    for name in ("graph-a", "graph-b"):
+        graph = mem0_graph()
+        graph["graph_id"] = name
+        (tmp_path / f"{name}.json").write_text(json.dumps(graph))
+    done = memtrace("import-graph", str(tmp_path), "--project", project, "--url", service.url)
+    assert done.returncode == 0, done.stderr
+    assert "2 graph(s)" in done.stdout
+    assert "2 labelled" in done.stdout
+    cases = httpx.get(f"{service.url}/cases", params={"project": project}).json()
+    assert sorted(c["id"].split(":")[0] for c in cases) == ["graph-a", "graph-b"]
