@@ -54,3 +54,28 @@ def test_cli_imports_a_folder_without_id_collisions(
     assert "2 labelled" in done.stdout
     cases = httpx.get(f"{service.url}/cases", params={"project": project}).json()
     assert sorted(c["id"].split(":")[0] for c in cases) == ["graph-a", "graph-b"]
+
+
+def test_memtracebench_scoring_on_a_directory(
+    service: ServiceHandle, project: str, tmp_path: Path
+) -> None:
+    from benchmarks.memtracebench import import_directory, score
+
+    for name in ("graph-a", "graph-b"):
+        graph = mem0_graph()
+        graph["graph_id"] = name
+        (tmp_path / f"{name}.json").write_text(json.dumps(graph))
+    with httpx.Client(base_url=service.url, timeout=120) as client:
+        cases = import_directory(client, tmp_path, project)
+        figures = score(client, project, cases, "heuristic")
+    assert sorted(c.split(":")[0] for c in cases) == ["graph-a", "graph-b"]
+    assert figures["cases"] == 2
+    # The two graphs are the same, so each metric is 0, 0.5 or 1 and both rows agree.
+    first, second = figures["rows"]
+    assert (first["error_type"], first["operation_id"].split(":", 1)[1]) == (
+        second["error_type"],
+        second["operation_id"].split(":", 1)[1],
+    )
+    expected = sum(r["operation_id"] == r["label_op"] for r in figures["rows"]) / 2
+    assert figures["operation_accuracy"] == expected
+    assert {r["label_type"] for r in figures["rows"]} == {"ResponseError"}
