@@ -124,11 +124,9 @@ def ingest(client: httpx.Client, items: list[LabelledBatch]) -> float:
     return time.perf_counter() - started
 
 
-def record_of(
-    ref: CaseRef, row: str, result: dict[str, Any] | None, latency: float, error: str = ""
-) -> dict[str, Any]:
-    """One flat record: the case, its label, and the attribution ``result`` (None: failed)."""
-    record: dict[str, Any] = {
+def case_fields(ref: CaseRef, row: str) -> dict[str, Any]:
+    """The part of a record that names the case, its label and the row (judge) measured."""
+    return {
         "dataset": ref.dataset,
         "project": ref.project,
         "case_id": ref.case_id,
@@ -137,8 +135,14 @@ def record_of(
         "label_op": ref.label["operation_id"],
         "category": ref.category,
         "judge": row,
-        "latency": round(latency, 4),
     }
+
+
+def record_of(
+    ref: CaseRef, row: str, result: dict[str, Any] | None, latency: float, error: str = ""
+) -> dict[str, Any]:
+    """One flat record: the case, its label, and the attribution ``result`` (None: failed)."""
+    record = {**case_fields(ref, row), "latency": round(latency, 4)}
     if result is None:
         return {**record, "status": "error", "error_type": None, "op_id": None, "reason": error}
     operation = result.get("operation") or {}

@@ -36,7 +36,7 @@ from benchmarks.attr_inprocess import attribute_in_process
 from benchmarks.attr_metrics import Record, op_correct, type_correct
 from benchmarks.attr_report import figures as make_figures
 from benchmarks.attr_report import markdown
-from benchmarks.attr_run import Dataset, attribute_all, in_project, ingest
+from benchmarks.attr_run import Dataset, attribute_all, case_fields, in_project, ingest
 from benchmarks.datasets import generate_synthetic, load_locomo
 from benchmarks.harness import RESULTS, fresh_neo4j, save
 from benchmarks.oracle import Oracle
@@ -119,14 +119,7 @@ def run_baseline(
             a = answers[ref.key]
             records.append(
                 {
-                    "dataset": ref.dataset,
-                    "project": ref.project,
-                    "case_id": ref.case_id,
-                    "system": ref.label["system"],
-                    "label_type": ref.label["error_type"],
-                    "label_op": ref.label["operation_id"],
-                    "category": ref.category,
-                    "judge": "baseline",
+                    **case_fields(ref, "baseline"),
                     "status": "error" if a.get("error") else "attributed",
                     "error_type": a.get("error_type"),
                     "op_id": a.get("op_id"),

@@ -13,6 +13,14 @@ from tests.test_cli import memtrace
 from tests.test_execution_graph import mem0_graph
 
 
+def write_graphs(folder: Path, *graph_ids: str) -> None:
+    """One copy of the Mem0-shaped test graph per id, as ``<id>.json`` in ``folder``."""
+    for graph_id in graph_ids:
+        graph = mem0_graph()
+        graph["graph_id"] = graph_id
+        (folder / f"{graph_id}.json").write_text(json.dumps(graph))
+
+
 def test_import_lands_cases_with_ground_truth(client: httpx.Client, project: str) -> None:
     params = {"project": project, "id_prefix": "g1"}
     response = client.post("/import/execution-graph", params=params, json=mem0_graph())
@@ -44,10 +52,7 @@ def test_broken_graph_is_422(client: httpx.Client, project: str) -> None:
 def test_cli_imports_a_folder_without_id_collisions(
     service: ServiceHandle, project: str, tmp_path: Path
 ) -> None:
-    for name in ("graph-a", "graph-b"):
-        graph = mem0_graph()
-        graph["graph_id"] = name
-        (tmp_path / f"{name}.json").write_text(json.dumps(graph))
+    write_graphs(tmp_path, "graph-a", "graph-b")
     done = memtrace("import-graph", str(tmp_path), "--project", project, "--url", service.url)
     assert done.returncode == 0, done.stderr
     assert "2 graph(s)" in done.stdout
@@ -61,10 +66,7 @@ def test_memtracebench_scoring_on_a_directory(
 ) -> None:
     from benchmarks.memtracebench import import_directory, score
 
-    for name in ("graph-a", "graph-b"):
-        graph = mem0_graph()
-        graph["graph_id"] = name
-        (tmp_path / f"{name}.json").write_text(json.dumps(graph))
+    write_graphs(tmp_path, "graph-a", "graph-b")
     with httpx.Client(base_url=service.url, timeout=120) as client:
         cases = import_directory(client, tmp_path, project)
         figures = score(client, project, cases, "heuristic")
