@@ -5,8 +5,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
 WORKDIR /app
 
 # Dependency layer first: it changes far less often than the code.
+# The wire models live in the client distribution (clients/python): install it from the source
+# tree first, so the server's "memtrace-client" requirement never resolves against an index.
+COPY clients/python ./clients/python
+RUN pip install ./clients/python
 COPY pyproject.toml README.md ./
-RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml','rb'))['project']['dependencies']))" > /tmp/requirements.txt \
+RUN python -c "import tomllib; print('\n'.join(d for d in tomllib.load(open('pyproject.toml','rb'))['project']['dependencies'] if not d.startswith('memtrace-client')))" > /tmp/requirements.txt \
  && pip install -r /tmp/requirements.txt
 
 COPY service ./service

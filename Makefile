@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 $(BIN)/memtrace: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e ./clients/python -e '.[dev]'
 	touch $(BIN)/memtrace
 
 install: $(BIN)/memtrace ## create .venv and install MemTrace with its dev tools

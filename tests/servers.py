@@ -88,9 +88,11 @@ class ServiceHandle:
 
 
 @contextmanager
-def run_service(neo4j_uri: str, workdir: Path, **env: str) -> Iterator[ServiceHandle]:
+def run_service(
+    neo4j_uri: str, workdir: Path, port: int | None = None, **env: str
+) -> Iterator[ServiceHandle]:
     """``uvicorn service.main:app`` in a subprocess, waited on until /healthz answers."""
-    port = free_port()
+    port = port or free_port()
     log = workdir / f"service-{port}.log"
     environment = {
         **os.environ,
@@ -99,7 +101,7 @@ def run_service(neo4j_uri: str, workdir: Path, **env: str) -> Iterator[ServiceHa
         "MEMTRACE_NEO4J_RETRY_TIME_S": "1",
         **env,
     }
-    with open(log, "wb") as out:
+    with open(log, "ab") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "service.main:app", "--port", str(port)],
             cwd=REPO,

@@ -1,0 +1,195 @@
+"""``MemTraceClient``: send trace batches to a MemTrace service, synchronously or with asyncio.
+
+One call sends one batch and retries it while a retry can help (see ``memtrace_client.retry``).
+For instrumenting a running pipeline use ``Tracer``, which batches in the background on top of
+this client and never blocks or loses work when the service is away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, Self
+
+import httpx
+
+from memtrace_client.errors import RejectedBatch, ServiceUnavailable
+from memtrace_client.models import IngestResult, TraceBatch
+from memtrace_client.retry import (
+    Backoff,
+    is_retryable_error,
+    is_retryable_status,
+    retry_after_seconds,
+)
+
+Batch = TraceBatch | dict[str, Any]
+
+
+class MemTraceClient:
+    """A connection to one MemTrace service, for one project.
+
+    ``transport`` / ``async_transport`` replace httpx's network transport (``httpx.MockTransport``
+    in tests). ``attempts`` bounds the tries per batch; waits follow ``backoff`` and the server's
+    ``Retry-After``.
+    """
+
+    def __init__(
+        self,
+        base_url: str = "http://127.0.0.1:8000",
+        api_key: str | None = None,
+        project: str = "default",
+        *,
+        timeout_s: float = 30.0,
+        attempts: int = 5,
+        backoff: Backoff | None = None,
+        transport: httpx.BaseTransport | None = None,
+        async_transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.project = project
+        self.attempts = max(1, attempts)
+        self.backoff = backoff or Backoff()
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 5.0))
+        self._transport = transport
+        self._async_transport = async_transport
+        self._http: httpx.Client | None = None
+        self._ahttp: httpx.AsyncClient | None = None
+
+    # -- batches ---------------------------------------------------------------------------------
+
+    def batch(self, **parts: Any) -> TraceBatch:
+        """A validated batch for this client's project (``units=``, ``operations=``, ``cases=``)."""
+        return TraceBatch.model_validate({"project": self.project, **parts})
+
+    def _payload(self, batch: Batch) -> dict[str, Any]:
+        if isinstance(batch, TraceBatch):
+            model = batch
+        else:
+            model = TraceBatch.model_validate({"project": self.project, **batch})
+        payload: dict[str, Any] = model.model_dump(mode="json", exclude_defaults=True)
+        payload["project"] = model.project
+        return payload
+
+    def send(self, batch: Batch) -> IngestResult:
+        """POST one batch to ``/traces``; retries connection errors, 429 and 5xx.
+
+        Raises ``RejectedBatch`` for any other 4xx and ``ServiceUnavailable`` when every attempt
+        failed. A batch that landed before its response was lost is counted ``existing`` on retry.
+        """
+        payload = self._payload(batch)
+        return self._retrying(
+            lambda: self._client().post("/traces", json=payload), time.sleep, None
+        )
+
+    def send_json(self, payload: dict[str, Any], *, attempts: int | None = None) -> IngestResult:
+        """Send an already serialized batch (what the background queue spools to disk)."""
+        return self._retrying(
+            lambda: self._client().post("/traces", json=payload), time.sleep, attempts
+        )
+
+    async def asend(self, batch: Batch) -> IngestResult:
+        """``send`` for asyncio code: same retries, awaits instead of sleeping."""
+        payload = self._payload(batch)
+        last = ""
+        for attempt in range(self.attempts):
+            try:
+                response = await self._async_client().post("/traces", json=payload)
+            except httpx.TransportError as e:
+                last, hint = type(e).__name__, None
+            else:
+                result, hint = _settle(response)
+                if result is not None:
+                    return result
+                last = f"HTTP {response.status_code}"
+            if attempt + 1 < self.attempts:
+                await asyncio.sleep(self.backoff.delay(attempt, hint))
+        raise ServiceUnavailable(f"gave up after {self.attempts} attempts: {last}")
+
+    def _retrying(
+        self,
+        post: Callable[[], httpx.Response],
+        sleep: Callable[[float], None],
+        attempts: int | None,
+    ) -> IngestResult:
+        last = ""
+        attempts = attempts or self.attempts
+        for attempt in range(attempts):
+            try:
+                response = post()
+            except Exception as e:
+                if not is_retryable_error(e):
+                    raise
+                last, hint = type(e).__name__, None
+            else:
+                result, hint = _settle(response)
+                if result is not None:
+                    return result
+                last = f"HTTP {response.status_code}"
+            if attempt + 1 < attempts:
+                sleep(self.backoff.delay(attempt, hint))
+        raise ServiceUnavailable(f"gave up after {attempts} attempts: {last}")
+
+    # -- connections -----------------------------------------------------------------------------
+
+    def _client(self) -> httpx.Client:
+        if self._http is None:
+            self._http = httpx.Client(
+                base_url=self.base_url,
+                headers=self._headers,
+                timeout=self._timeout,
+                transport=self._transport,
+            )
+        return self._http
+
+    def _async_client(self) -> httpx.AsyncClient:
+        if self._ahttp is None:
+            self._ahttp = httpx.AsyncClient(
+                base_url=self.base_url,
+                headers=self._headers,
+                timeout=self._timeout,
+                transport=self._async_transport,
+            )
+        return self._ahttp
+
+    def close(self) -> None:
+        if self._http is not None:
+            self._http.close()
+            self._http = None
+
+    async def aclose(self) -> None:
+        if self._ahttp is not None:
+            await self._ahttp.aclose()
+            self._ahttp = None
+        self.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+def _settle(response: httpx.Response) -> tuple[IngestResult | None, float | None]:
+    """The result of a 200; ``(None, retry hint)`` for a retryable status; raises otherwise."""
+    if response.status_code == 200:
+        return IngestResult.model_validate(response.json()), None
+    if is_retryable_status(response.status_code):
+        return None, retry_after_seconds(response)
+    try:
+        body: Any = response.json()
+    except ValueError:
+        body = {"message": response.text[:500]}
+    raise RejectedBatch(response.status_code, body)

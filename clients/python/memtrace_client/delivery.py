@@ -1,0 +1,309 @@
+"""Background delivery: batch what the tracer records, send it, and never lose it.
+
+Records (units, operations, cases) go into a bounded in-memory queue. One worker thread groups
+them into batches, closing a batch at ``max_items`` records, ``max_bytes`` of JSON, or
+``flush_interval_s`` after its first record, and sends it with one attempt. When the service does
+not take it (down, 429, 5xx), the batch goes to the spool and every later batch queues behind it,
+so batches always reach the service in the order they were recorded. The worker retries the
+oldest spooled batch with exponential backoff and drains the spool in order once the service
+answers again.
+
+Exactly once: ids are fixed when a record is made and the service treats an identical re-send as
+already there, so a batch sent twice (its response lost, or a process restarted between send
+and delete) is stored once.
+
+With a disk spool (``spool_dir``), batches survive the process: ``close()`` (run at exit)
+spools whatever it could not send, and the next process with the same ``spool_dir`` replays it
+first. Records still in memory when a process is killed with SIGKILL are lost; everything
+already spooled is not. Without a disk spool the waiting batches are kept in memory.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import queue
+import threading
+import time
+import weakref
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from memtrace_client.client import MemTraceClient
+from memtrace_client.errors import RejectedBatch
+from memtrace_client.retry import Backoff
+from memtrace_client.spool import Spool
+
+log = logging.getLogger("memtrace_client")
+
+Part = Literal["units", "operations", "cases"]
+_POLL_S = 0.05
+_REPLAY_PER_ROUND = 20
+
+
+@dataclass
+class DeliveryStats:
+    """Counters for monitoring. ``dropped_records`` is non-zero only if the queue stayed full
+    for longer than ``enqueue_timeout_s`` (the worker could not even spool)."""
+
+    sent_batches: int = 0
+    sent_records: int = 0
+    spooled_batches: int = 0
+    rejected_batches: int = 0
+    dropped_records: int = 0
+
+
+class _MemorySpool:
+    """The spool's interface over a deque, for clients configured without a spool directory."""
+
+    def __init__(self) -> None:
+        self._batches: deque[dict[str, Any]] = deque()
+
+    def __len__(self) -> int:
+        return len(self._batches)
+
+    def append(self, batch: dict[str, Any]) -> None:
+        self._batches.append(batch)
+
+    def oldest(self) -> tuple[Any, dict[str, Any]] | None:
+        return (0, self._batches[0]) if self._batches else None
+
+    def remove(self, _: Any) -> None:
+        self._batches.popleft()
+
+    def reject(self, _: Any, reason: str) -> None:
+        self._batches.popleft()
+        log.error("memtrace: a refused batch was discarded (no spool directory to keep it)")
+
+    def keep_rejected(self, batch: dict[str, Any], reason: str) -> None:
+        log.error("memtrace: a refused batch was discarded (no spool directory to keep it)")
+
+    def close(self) -> None:
+        pass
+
+
+class Delivery:
+    """The queue, the worker thread and the spool behind a ``Tracer``."""
+
+    def __init__(
+        self,
+        client: MemTraceClient,
+        *,
+        spool_dir: Path | str | None = None,
+        max_items: int = 500,
+        max_bytes: int = 2_000_000,
+        flush_interval_s: float = 1.0,
+        max_queue: int = 10_000,
+        enqueue_timeout_s: float = 10.0,
+        backoff: Backoff | None = None,
+    ) -> None:
+        self.client = client
+        self.max_items = max_items
+        self.max_bytes = max_bytes
+        self.flush_interval_s = flush_interval_s
+        self.enqueue_timeout_s = enqueue_timeout_s
+        self.backoff = backoff or Backoff(base_s=0.5, max_s=30.0)
+        self.stats = DeliveryStats()
+        self._queue: queue.Queue[tuple[Part, dict[str, Any], int]] = queue.Queue(max_queue)
+        self._spool: Spool | _MemorySpool = Spool(spool_dir) if spool_dir else _MemorySpool()
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._closed = False
+        self._failures = 0
+        self._next_attempt = 0.0
+        self._last_rejection = ""
+        self._thread = threading.Thread(target=self._run, name="memtrace-delivery", daemon=True)
+        self._thread.start()
+        _at_exit.add(self)
+
+    # -- producer side ---------------------------------------------------------------------------
+
+    def put(self, part: Part, record: dict[str, Any]) -> None:
+        """Queue one record (a JSON-ready unit, operation or case). Blocks only when the queue
+        is full, at most ``enqueue_timeout_s``; a record still not queued then is dropped and
+        counted in ``stats.dropped_records`` with a warning."""
+        if self._closed:
+            raise RuntimeError("this tracer's delivery is closed")
+        size = len(json.dumps(record, separators=(",", ":"), default=str))
+        try:
+            self._queue.put((part, record, size), timeout=self.enqueue_timeout_s)
+        except queue.Full:
+            self.stats.dropped_records += 1
+            log.warning("memtrace: queue full for %.0f s; one %s record dropped",
+                        self.enqueue_timeout_s, part[:-1])
+
+    @property
+    def pending_batches(self) -> int:
+        """Batches waiting in the spool for the service."""
+        return len(self._spool)
+
+    def flush(self, timeout_s: float | None = 30.0) -> bool:
+        """Send everything recorded so far now; wait until it is stored or ``timeout_s`` passes.
+
+        Returns True when every record reached the service, False when some are still waiting
+        (in the spool, if there is one: they are not lost).
+        """
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        with self._idle:
+            self._next_attempt = 0.0  # a flush overrides the backoff once
+            self._wake.set()
+            while not self._settled():
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return False
+                if not self._thread.is_alive():
+                    return False
+                self._idle.wait(timeout=min(remaining or 0.2, 0.2))
+            return True
+
+    def _settled(self) -> bool:
+        return self._queue.unfinished_tasks == 0 and len(self._spool) == 0
+
+    def close(self, timeout_s: float = 5.0) -> bool:
+        """Flush, stop the worker, and spool what could not be sent. Safe to call twice."""
+        if self._closed:
+            return self._settled()
+        self._closed = True
+        delivered = self.flush(timeout_s)
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout=max(1.0, timeout_s))
+        if not self._thread.is_alive():
+            self._spill_queue()
+        self._spool.close()
+        _at_exit.discard(self)
+        return delivered
+
+    # -- worker side -----------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            try:
+                records = self._collect()
+                if records:
+                    self._deliver(records)
+                self._replay()
+            except Exception:  # the worker must not die: log and go on
+                log.exception("memtrace: delivery worker error")
+                time.sleep(_POLL_S)
+            with self._idle:
+                if self._settled() or self._queue.empty():
+                    self._wake.clear()
+                self._idle.notify_all()
+            if self._stop.is_set() and self._queue.empty():
+                return
+
+    def _collect(self) -> list[tuple[Part, dict[str, Any], int]]:
+        records: list[tuple[Part, dict[str, Any], int]] = []
+        size = 0
+        started = time.monotonic()
+        deadline = started + self.flush_interval_s
+        while len(records) < self.max_items and size < self.max_bytes:
+            try:
+                record = self._queue.get(timeout=_POLL_S)
+            except queue.Empty:
+                urgent = self._wake.is_set() or self._stop.is_set()
+                if urgent or time.monotonic() >= deadline:
+                    break
+                continue
+            if not records:
+                deadline = time.monotonic() + self.flush_interval_s
+            records.append(record)
+            size += record[2]
+        return records
+
+    def _deliver(self, records: list[tuple[Part, dict[str, Any], int]]) -> None:
+        batch: dict[str, Any] = {"project": self.client.project}
+        for part, record, _ in records:
+            batch.setdefault(part, []).append(record)
+        try:
+            if len(self._spool) or self._stop.is_set():
+                self._park(batch)  # behind what is waiting: order is kept
+                return
+            outcome = self._send(batch)
+            if outcome == "retry":
+                self._park(batch)
+            elif outcome == "rejected":
+                self._spool.keep_rejected(batch, self._last_rejection)
+        finally:
+            for _ in records:
+                self._queue.task_done()
+
+    def _send(self, batch: dict[str, Any]) -> Literal["sent", "rejected", "retry"]:
+        try:
+            self.client.send_json(batch, attempts=1)
+        except RejectedBatch as e:
+            self.stats.rejected_batches += 1
+            code = e.body.get("error") if isinstance(e.body, dict) else None
+            log.error("memtrace: service refused a batch: HTTP %s %s", e.status, code or "")
+            self._last_rejection = f"HTTP {e.status}: {json.dumps(e.body)[:4000]}"
+            return "rejected"
+        except Exception as e:  # connection errors, timeouts, 429, 5xx: all worth retrying
+            self._failures += 1
+            self._next_attempt = time.monotonic() + self.backoff.delay(self._failures - 1)
+            log.warning("memtrace: service unavailable (%s); spooling", type(e).__name__)
+            return "retry"
+        self._failures = 0
+        self.stats.sent_batches += 1
+        self.stats.sent_records += sum(len(v) for v in batch.values() if isinstance(v, list))
+        return "sent"
+
+    def _park(self, batch: dict[str, Any]) -> None:
+        self._spool.append(batch)
+        self.stats.spooled_batches += 1
+
+    def _replay(self) -> None:
+        """Send spooled batches oldest first; stop at the first that cannot be sent yet."""
+        for _ in range(_REPLAY_PER_ROUND):
+            if self._stop.is_set() or time.monotonic() < self._next_attempt:
+                return
+            head = self._spool.oldest()
+            if head is None:
+                return
+            key, batch = head
+            outcome = self._send(batch)
+            if outcome == "retry":
+                return
+            if outcome == "rejected":
+                self._spool.reject(key, self._last_rejection)
+            else:
+                self._spool.remove(key)
+
+    def _spill_queue(self) -> None:
+        """After the worker stopped: whatever is still queued goes to the spool, in order."""
+        records: list[tuple[Part, dict[str, Any], int]] = []
+        while True:
+            try:
+                records.append(self._queue.get_nowait())
+            except queue.Empty:
+                break
+        if records:
+            self._stop.set()
+            self._deliver(records)
+
+
+class _AtExit:
+    """Closes every live delivery when the interpreter exits, so queued records are sent or
+    spooled. Weak references: a delivery that was garbage-collected needs nothing."""
+
+    def __init__(self) -> None:
+        self._live: weakref.WeakSet[Delivery] = weakref.WeakSet()
+        atexit.register(self._close_all)
+
+    def add(self, delivery: Delivery) -> None:
+        self._live.add(delivery)
+
+    def discard(self, delivery: Delivery) -> None:
+        self._live.discard(delivery)
+
+    def _close_all(self) -> None:
+        for delivery in list(self._live):
+            delivery.close()
+
+
+_at_exit = _AtExit()

@@ -1,0 +1,307 @@
+"""``Tracer``: instrument any memory pipeline in a few lines.
+
+    tracer = Tracer(MemTraceClient("http://127.0.0.1:8000", project="my-agent"), system="my-rag")
+    turn = tracer.message("I moved to Lisbon in May", role="user")
+    with tracer.operation("extract_facts", kind="extraction", inputs=[turn]) as op:
+        op.output(tracer.memory("The user moved to Lisbon in May 2023", memory_id="m1"))
+
+Every unit, operation and case is validated with the wire models when it is made (a mistake
+raises here, in your code, not later in a background thread) and handed to the background
+delivery (``memtrace_client.delivery``): recording never waits for the network.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import inspect
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+from memtrace_client.client import MemTraceClient
+from memtrace_client.delivery import Delivery
+from memtrace_client.models import CaseIn, OperationIn, OperationKind, UnitIn, UnitKind, Verdict
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+UnitLike = UnitIn | str
+"""A unit object, or the id of a unit recorded before (possibly by another process)."""
+
+_current: contextvars.ContextVar[Operation | None] = contextvars.ContextVar(
+    "memtrace_operation", default=None
+)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _unit_id(unit: UnitLike) -> str:
+    return unit if isinstance(unit, str) else unit.id
+
+
+class Operation:
+    """An operation being recorded: add inputs and outputs while it runs.
+
+    It is sent when its ``with`` block (or decorated function) ends, with the inputs and outputs
+    in the order they were added and ``duration_ms`` in its attributes. If the block raises, the
+    operation is still sent, with ``error`` naming the exception type.
+    """
+
+    def __init__(self, name: str, kind: OperationKind, *, id: str, ts: datetime) -> None:
+        self.id = id
+        self.name = name
+        self.kind = kind
+        self.ts = ts
+        self.inputs: list[str] = []
+        self.outputs: list[str] = []
+        self.attributes: dict[str, Any] = {}
+
+    def input(self, *units: UnitLike) -> None:
+        """Something this operation read (a message, an old memory, a query, a context)."""
+        self.inputs.extend(_unit_id(u) for u in units)
+
+    def output(self, *units: UnitLike) -> None:
+        """Something this operation produced (a fact, a memory version, a context, an answer)."""
+        self.outputs.extend(_unit_id(u) for u in units)
+
+    def set(self, **attributes: Any) -> None:
+        """Attributes stored with the operation (model, prompt name, top_k, event, ...)."""
+        self.attributes.update(attributes)
+
+
+class Tracer:
+    """Records units, operations and cases of one memory system and delivers them in batches.
+
+    ``system`` and ``session_id`` are stamped on every operation unless one overrides them.
+    Delivery options (``spool_dir``, ``max_items``, ``max_bytes``, ``flush_interval_s``,
+    ``max_queue``) go to ``Delivery``; give a ``spool_dir`` so that nothing recorded is lost when
+    the service is down or the process restarts.
+    """
+
+    def __init__(
+        self,
+        client: MemTraceClient,
+        *,
+        system: str | None = None,
+        session_id: str | None = None,
+        spool_dir: Path | str | None = None,
+        **delivery_options: Any,
+    ) -> None:
+        self.client = client
+        self.system = system
+        self.session_id = session_id
+        self.delivery = Delivery(client, spool_dir=spool_dir, **delivery_options)
+
+    # -- units -----------------------------------------------------------------------------------
+
+    def unit(
+        self,
+        kind: UnitKind,
+        content: str,
+        *,
+        id: str | None = None,
+        ts: datetime | None = None,
+        **attributes: Any,
+    ) -> UnitIn:
+        """Record one unit. Units are immutable: a memory that changes gets a new unit per version
+        (same ``memory_id`` attribute); reusing an id for other content is refused by the
+        service."""
+        unit = UnitIn(
+            id=id or f"{kind}-{uuid.uuid4().hex}",
+            kind=kind,
+            content=content,
+            ts=ts or _now(),
+            attributes=attributes,
+        )
+        self.delivery.put("units", unit.model_dump(mode="json", exclude_defaults=True))
+        return unit
+
+    def message(self, content: str, *, role: str | None = None, **kw: Any) -> UnitIn:
+        """A conversation turn (or any source the memory system reads)."""
+        if role:
+            kw["role"] = role
+        return self.unit("message", content, **kw)
+
+    def memory(self, content: str, *, memory_id: str | None = None, **kw: Any) -> UnitIn:
+        """One version of a memory entry; versions of one entry share ``memory_id``."""
+        if memory_id:
+            kw["memory_id"] = memory_id
+        return self.unit("memory", content, **kw)
+
+    def tombstone(self, memory_id: str, **kw: Any) -> UnitIn:
+        """What a deletion leaves of a memory entry."""
+        return self.unit("tombstone", "", memory_id=memory_id, **kw)
+
+    def query(self, content: str, **kw: Any) -> UnitIn:
+        return self.unit("query", content, **kw)
+
+    def context(self, content: str, **kw: Any) -> UnitIn:
+        """What retrieval handed to the answering model."""
+        return self.unit("context", content, **kw)
+
+    def answer(self, content: str, **kw: Any) -> UnitIn:
+        return self.unit("answer", content, **kw)
+
+    def prompt(self, content: str, **kw: Any) -> UnitIn:
+        return self.unit("prompt", content, **kw)
+
+    # -- operations ------------------------------------------------------------------------------
+
+    @contextmanager
+    def operation(
+        self,
+        name: str,
+        *,
+        kind: OperationKind,
+        inputs: Iterable[UnitLike] = (),
+        id: str | None = None,
+        system: str | None = None,
+        session_id: str | None = None,
+        **attributes: Any,
+    ) -> Iterator[Operation]:
+        """Record one operation around a block; ``op.output(...)`` what it produces."""
+        op = Operation(name, kind, id=id or f"op-{uuid.uuid4().hex}", ts=_now())
+        op.input(*inputs)
+        op.set(**attributes)
+        token = _current.set(op)
+        started = time.perf_counter()
+        try:
+            yield op
+        except BaseException as e:
+            op.set(error=type(e).__name__)
+            raise
+        finally:
+            _current.reset(token)
+            op.attributes.setdefault("duration_ms", round((time.perf_counter() - started) * 1e3, 3))
+            self._record(op, system, session_id)
+
+    def record_operation(
+        self,
+        name: str,
+        *,
+        kind: OperationKind,
+        inputs: Iterable[UnitLike] = (),
+        outputs: Iterable[UnitLike] = (),
+        id: str | None = None,
+        ts: datetime | None = None,
+        system: str | None = None,
+        session_id: str | None = None,
+        **attributes: Any,
+    ) -> str:
+        """Record an operation that already happened (adapters reading a system's own log)."""
+        op = Operation(name, kind, id=id or f"op-{uuid.uuid4().hex}", ts=ts or _now())
+        op.input(*inputs)
+        op.output(*outputs)
+        op.set(**attributes)
+        self._record(op, system, session_id)
+        return op.id
+
+    def _record(self, op: Operation, system: str | None, session_id: str | None) -> None:
+        model = OperationIn(
+            id=op.id,
+            name=op.name,
+            kind=op.kind,
+            system=system or self.system,
+            session_id=session_id or self.session_id,
+            ts=op.ts,
+            inputs=op.inputs,
+            outputs=op.outputs,
+            attributes=op.attributes,
+        )
+        self.delivery.put("operations", model.model_dump(mode="json", exclude_defaults=True))
+
+    def traced(
+        self, name: str | None = None, *, kind: OperationKind, **attributes: Any
+    ) -> Callable[[Callable[P, R]], Callable[P, R]]:
+        """Decorator form of ``operation``: units among the arguments (or in lists of them) are
+        the inputs, a unit returned (or a list of units) the outputs. Inside, ``current()`` is
+        the operation, to add more. Works on plain and ``async`` functions."""
+
+        def decorate(fn: Callable[P, R]) -> Callable[P, R]:
+            op_name = name or fn.__qualname__
+
+            def inputs_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[UnitIn]:
+                return list(_units_in([*args, *kwargs.values()]))
+
+            if inspect.iscoroutinefunction(fn):
+
+                @functools.wraps(fn)
+                async def run_async(*args: P.args, **kwargs: P.kwargs) -> Any:
+                    with self.operation(
+                        op_name, kind=kind, inputs=inputs_of(args, kwargs), **attributes
+                    ) as op:
+                        result = await fn(*args, **kwargs)
+                        op.output(*_units_in([result]))
+                        return result
+
+                return run_async  # type: ignore[return-value]
+
+            @functools.wraps(fn)
+            def run(*args: P.args, **kwargs: P.kwargs) -> R:
+                with self.operation(
+                    op_name, kind=kind, inputs=inputs_of(args, kwargs), **attributes
+                ) as op:
+                    result = fn(*args, **kwargs)
+                    op.output(*_units_in([result]))
+                    return result
+
+            return run
+
+        return decorate
+
+    @staticmethod
+    def current() -> Operation | None:
+        """The operation whose block or decorated function is running, if any."""
+        return _current.get()
+
+    # -- cases -----------------------------------------------------------------------------------
+
+    def case(
+        self,
+        question: str,
+        expected_answer: str,
+        answer_unit: UnitLike | None,
+        verdict: Verdict = "unknown",
+        *,
+        id: str | None = None,
+        evidence_units: Iterable[UnitLike] = (),
+        **attributes: Any,
+    ) -> str:
+        """Record a question, the answer the system gave (its unit) and whether it was right.
+        A ``failed`` case is what ``POST /attribute/{case_id}`` explains. Returns the case id."""
+        case = CaseIn(
+            id=id or f"case-{uuid.uuid4().hex}",
+            question=question,
+            expected_answer=expected_answer,
+            answer_unit=None if answer_unit is None else _unit_id(answer_unit),
+            verdict=verdict,
+            evidence_units=[_unit_id(u) for u in evidence_units],
+            attributes=attributes,
+        )
+        self.delivery.put("cases", case.model_dump(mode="json", exclude_defaults=True))
+        return case.id
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def flush(self, timeout_s: float | None = 30.0) -> bool:
+        """Send everything recorded so far; True once it is all stored in MemTrace."""
+        return self.delivery.flush(timeout_s)
+
+    def close(self, timeout_s: float = 5.0) -> bool:
+        """Flush and stop (also done at interpreter exit); unsent batches stay in the spool."""
+        return self.delivery.close(timeout_s)
+
+
+def _units_in(values: Iterable[Any]) -> Iterator[UnitIn]:
+    for value in values:
+        if isinstance(value, UnitIn):
+            yield value
+        elif isinstance(value, list | tuple):
+            yield from (v for v in value if isinstance(v, UnitIn))
