@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 from service.body_limit import BodyLimitMiddleware
 from service.db import apply_schema, create_driver
 from service.errors import MemTraceError, RetryableError, StoreUnavailable
-from service.routes import attribution, cases, health, imports, traces
+from service.routes import attribution, cases, health, imports, otlp, traces
 from service.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
@@ -84,6 +84,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_batch_bytes)
     install_error_handlers(app, settings)
-    for router in (traces.router, imports.router, cases.router, attribution.router, health.router):
-        app.include_router(router)
+    routers = (traces, otlp, imports, cases, attribution, health)
+    for module in routers:
+        app.include_router(module.router)
     return app

@@ -1,8 +1,10 @@
 """The one error hierarchy of MemTrace. ``service.app`` maps it to HTTP in one place.
 
 MemTraceError
+├── MalformedRequest       400  the body cannot be decoded (not protobuf, not JSON, bad gzip)
 ├── InvalidInput           422  the request is well-formed JSON but breaks a rule
 ├── PayloadTooLarge        413  a batch over the configured size limits
+├── UnsupportedMediaType   415  a Content-Type or Content-Encoding the endpoint does not read
 ├── NotFound               404
 │   └── CaseNotFound
 ├── Conflict               409  an id already names something different
@@ -27,6 +29,13 @@ class MemTraceError(Exception):
         self.details = details
 
 
+class MalformedRequest(MemTraceError):
+    """The body cannot be decoded at all; ``details`` says where decoding failed."""
+
+    status_code = 400
+    code = "malformed_request"
+
+
 class InvalidInput(MemTraceError):
     """The request breaks a rule of the wire format; ``details`` lists every bad item."""
 
@@ -39,6 +48,13 @@ class PayloadTooLarge(MemTraceError):
 
     status_code = 413
     code = "payload_too_large"
+
+
+class UnsupportedMediaType(MemTraceError):
+    """A body in a format (or compression) the endpoint does not read; ``details`` lists those."""
+
+    status_code = 415
+    code = "unsupported_media_type"
 
 
 class NotFound(MemTraceError):

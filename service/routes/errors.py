@@ -18,9 +18,11 @@ class ErrorBody(BaseModel):
 def responses(*codes: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI entries for the error codes a route can answer."""
     described = {
+        400: "The body cannot be decoded; details says where",
         404: "Not found in this project",
         409: "An id already names something different",
         413: "Batch over the size limit",
+        415: "Content-Type or Content-Encoding not supported",
         422: "Invalid input; details lists every bad item with its location",
         503: "Neo4j unreachable; retry after Retry-After seconds",
     }

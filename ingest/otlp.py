@@ -1,0 +1,356 @@
+"""Map an OpenTelemetry trace export (OTLP) to a MemTrace trace batch. Pure: no I/O.
+
+``convert_export`` takes an ``ExportTraceServiceRequest`` (see ``ingest.otlp_decode`` for
+protobuf and OTLP/JSON bodies) and returns a dict that validates as ``TraceBatch``. Every span
+becomes one operation; none is dropped. Re-sending the same export gives the same batch, so it is
+a no-op for the writer.
+
+Operation of a span:
+
+- id ``otel:<trace id>:<span id>`` (hex); ``ts`` its start (its end if the start is 0);
+  ``name`` the span name; ``system`` the resource's ``service.name``; ``session_id`` the
+  attribute ``session.id`` or ``gen_ai.conversation.id`` (span, else resource), else the trace id;
+- ``attributes``: the span's attributes as sent, plus ``otel``: trace and span ids, parent span
+  id, name, kind, status, start, end, duration, scope, resource attributes, events and links.
+
+Kind, first rule that applies:
+
+1. the attribute ``memtrace.operation.kind`` (one of MemTrace's operation kinds);
+2. ``gen_ai.operation.name`` (GenAI semantic conventions): ``search_memory`` -> retrieval;
+   ``update_memory`` (also ``create_memory``, ``upsert_memory``) -> update; ``delete_memory``
+   -> deletion; ``create_memory_store``, ``delete_memory_store`` -> other; ``embeddings`` ->
+   embedding; an LLM call (``chat``, ``text_completion``, ``generate_content``) -> by its place:
+   ``response`` if it carries a case (below) or reads retrieved context and no memory write
+   follows it among its siblings; ``update`` if it reads retrieved context and a memory write
+   follows (Mem0's ADD/UPDATE/DELETE decision); ``extraction`` if a write follows but it reads
+   no context (fact extraction); else ``other``;
+3. a span carrying a case -> response; anything else -> other.
+
+Units (ids and formats: ``ingest.otlp_units``):
+
+- any span: its input messages and system instructions are consumed as ``message`` / ``prompt``
+  units, its output messages produced as ``answer`` units;
+- ``search_memory`` consumes a ``query`` unit (``gen_ai.memory.query.text``) and the ``memory``
+  version of each record of ``gen_ai.memory.records`` that has an id and content; it produces one
+  ``context`` unit per record, in order (rank and score in its attributes). A search reads
+  versions and hands the model contexts, as in MemTrace's own graphs: that is what lets the
+  attribution tell a fact that was stored but not retrieved from one that was never stored;
+- an update produces one ``memory`` version per record of ``gen_ai.memory.records``, else one for
+  ``gen_ai.memory.record.id`` with the content of the attribute ``memtrace.memory.content``;
+- ``delete_memory`` produces a ``tombstone`` per record id (and consumes the version of a record
+  sent with its content);
+- ``gen_ai.memory.store.id`` scopes record ids; ``memtrace.inputs`` / ``memtrace.outputs`` (unit
+  ids: an array or a JSON list) add edges, e.g. to units sent in another export.
+
+Records that cannot be read are kept in the attributes and reported as warnings (OTLP's partial
+success with nothing rejected); the span is still an operation.
+
+Lineage, within one export (siblings are spans of one trace with the same parent, ordered by
+start time then span id):
+
+- an LLM call or a case-carrying span reads the context produced by the retrieval siblings since
+  the previous LLM sibling, by a retrieval parent, and by retrieval children;
+- an LLM call also reads the answers of the previous LLM sibling (a chain of calls);
+- a memory write consumes the answers of the latest LLM sibling before it (what decided it) and
+  the latest version of the same record seen earlier in the export (read by a search or written
+  by a write; a deletion ends the record's chain).
+
+Spans split over several exports lose the lineage between them; ``memtrace.inputs`` restores it.
+The rule misreads one shape: an answer and memory writes under one parent (``search, chat,
+update_memory``) make the chat an update; a case on it or ``memtrace.operation.kind`` settles it.
+
+Cases: a span with any ``memtrace.case.*`` attribute defines a case (id ``memtrace.case.id``,
+else ``<operation id>/case``) with ``question``, ``expected_answer``, ``verdict`` (failed, passed,
+unknown) and ``evidence_units`` (unit ids); its answer is the span's first produced unit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, get_args
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from graph_schema.models import OperationKind, Verdict
+from ingest import otlp_units as u
+from ingest.otlp_decode import Loc, where
+from ingest.otlp_lineage import SpanOp, link
+from ingest.otlp_spans import SpanView, spans_of
+
+KINDS_BY_OPERATION = {
+    "search_memory": "retrieval",
+    "update_memory": "update",
+    "create_memory": "update",
+    "upsert_memory": "update",
+    "delete_memory": "deletion",
+    "create_memory_store": "other",
+    "delete_memory_store": "other",
+    "embeddings": "embedding",
+}
+LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
+CASE_PREFIX = "memtrace.case."
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class OtlpMappingError(ValueError):
+    """A span breaks a MemTrace rule (a ``memtrace.*`` attribute with a bad value); ``loc``."""
+
+    def __init__(self, message: str, loc: Loc) -> None:
+        super().__init__(message)
+        self.message = message
+        self.loc = loc
+
+
+@dataclass
+class Converted:
+    """The batch, where each of its items came from (``locs[kind][i]``), and warnings."""
+
+    batch: dict[str, Any]
+    locs: dict[str, list[Loc]]
+    warnings: list[str]
+
+
+def convert_export(request: ExportTraceServiceRequest, project: str) -> Converted:
+    """The trace batch of one OTLP export; ``OtlpMappingError`` for a bad ``memtrace.*`` value."""
+    return _Mapper(project).convert(spans_of(request))
+
+
+class _Mapper:
+    def __init__(self, project: str) -> None:
+        self.project = project
+        self.units: dict[str, dict[str, Any]] = {}
+        self.unit_locs: dict[str, Loc] = {}
+        self.warnings: list[str] = []
+
+    def convert(self, spans: list[SpanView]) -> Converted:
+        ops = [self._local(span) for span in sorted(spans, key=lambda s: s.order)]
+        link(ops)
+        for op in ops:
+            op.inputs += _id_list(op.span, "memtrace.inputs")
+            op.outputs += _id_list(op.span, "memtrace.outputs")
+        cases = [(c, op.span.loc) for op in ops if (c := self._case(op)) is not None]
+        return Converted(
+            batch={
+                "project": self.project,
+                "units": list(self.units.values()),
+                "operations": [_operation(op) for op in ops],
+                "cases": [c for c, _ in cases],
+            },
+            locs={
+                "units": [self.unit_locs[i] for i in self.units],
+                "operations": [op.span.loc for op in ops],
+                "cases": [loc for _, loc in cases],
+            },
+            warnings=self.warnings,
+        )
+
+    def _add(self, unit: dict[str, Any], span: SpanView) -> str:
+        self.units.setdefault(unit["id"], unit)
+        self.unit_locs.setdefault(unit["id"], span.loc)
+        return str(unit["id"])
+
+    def _warn(self, span: SpanView, key: str, what: str) -> None:
+        self.warnings.append(f"{where([*span.loc, 'attributes', key])}: {what}")
+
+    def _local(self, span: SpanView) -> SpanOp:
+        """The operation with the units its own attributes define."""
+        attrs = span.attributes
+        name = _text(attrs.get("gen_ai.operation.name")) or ""
+        override = _choice(span, "memtrace.operation.kind", get_args(OperationKind))
+        is_llm = name in LLM_OPERATIONS
+        op = SpanOp(
+            span=span,
+            id=f"otel:{span.trace_id}:{span.span_id}",
+            kind=override or (None if is_llm else KINDS_BY_OPERATION.get(name)),
+            is_llm=is_llm,
+            has_case=any(k.startswith(CASE_PREFIX) for k in attrs),
+        )
+        if op.kind is None and not is_llm:
+            op.kind = "response" if op.has_case else "other"
+        op.inputs += [self._add(u.message_unit(m), span) for m in u.input_messages(attrs)]
+        for i, m in enumerate(u.output_messages(attrs)):
+            answer = u.unit(f"{op.id}/answer/{i}", "answer", m.text, {"role": m.role})
+            op.answers.append(self._add(answer, span))
+        op.outputs += op.answers
+        if name == "search_memory":
+            self._search(op)
+        elif KINDS_BY_OPERATION.get(name) == "update":
+            self._update(op)
+        elif name == "delete_memory":
+            self._delete(op)
+        return op
+
+    def _records(self, op: SpanOp) -> list[u.Record]:
+        value = op.span.attributes.get("gen_ai.memory.records")
+        if value is None:
+            return []
+        found = u.records(value)
+        if found is None:
+            self._warn(op.span, "gen_ai.memory.records", "not a list of records; kept as sent")
+        return found or []
+
+    def _search(self, op: SpanOp) -> None:
+        attrs, span = op.span.attributes, op.span
+        store = _text(attrs.get("gen_ai.memory.store.id"))
+        query = attrs.get("gen_ai.memory.query.text")
+        if query is not None:
+            op.inputs.append(self._add(u.unit(f"{op.id}/query", "query", u.text_of(query)), span))
+        for rank, record in enumerate(self._records(op)):
+            if record.record_id is not None and record.content is not None:
+                version = u.memory_version(store, record.record_id, record.content)
+                op.inputs.append(self._add(version, span))
+                op.read_versions.append((version["attributes"]["memory_id"], version["id"]))
+            context = u.unit(
+                f"{op.id}/context/{rank}",
+                "context",
+                record.content or "",
+                {
+                    "rank": rank,
+                    "score": record.score,
+                    "store_id": store,
+                    "record_id": record.record_id,
+                },
+            )
+            op.outputs.append(self._add(context, span))
+
+    def _update(self, op: SpanOp) -> None:
+        attrs = op.span.attributes
+        store = _text(attrs.get("gen_ai.memory.store.id"))
+        record_id = _text(attrs.get("gen_ai.memory.record.id"))
+        content = attrs.get("memtrace.memory.content")
+        written = [(r.record_id or record_id, r.content) for r in self._records(op)] or [
+            (record_id, None if content is None else u.text_of(content))
+        ]
+        for i, (rid, text) in enumerate(written):
+            if rid is None or text is None:
+                self._warn(
+                    op.span,
+                    "gen_ai.memory.record.id",
+                    "a write without record id or content: its output is this span's own unit",
+                )
+                unknown = u.unit(f"{op.id}/memory/{i}", "memory", text or "", {"record_id": rid})
+                op.outputs.append(self._add(unknown, op.span))
+                continue
+            version = u.memory_version(store, rid, text)
+            op.outputs.append(self._add(version, op.span))
+            op.writes.append((version["attributes"]["memory_id"], version["id"]))
+
+    def _delete(self, op: SpanOp) -> None:
+        attrs = op.span.attributes
+        store = _text(attrs.get("gen_ai.memory.store.id"))
+        ids: list[str] = []
+        for record in self._records(op):
+            if record.record_id is None:
+                continue
+            ids.append(record.record_id)
+            if record.content is not None:  # it names the version it deletes
+                version = u.memory_version(store, record.record_id, record.content)
+                op.inputs.append(self._add(version, op.span))
+        if not ids and (record_id := _text(attrs.get("gen_ai.memory.record.id"))) is not None:
+            ids = [record_id]
+        if not ids:
+            self._warn(op.span, "gen_ai.memory.record.id", "a deletion without record id")
+        for rid in ids:
+            stone = u.tombstone(store, rid)
+            op.outputs.append(self._add(stone, op.span))
+            op.writes.append((stone["attributes"]["memory_id"], stone["id"]))
+
+    def _case(self, op: SpanOp) -> dict[str, Any] | None:
+        if not op.has_case:
+            return None
+        attrs = op.span.attributes
+        verdict = _choice(op.span, CASE_PREFIX + "verdict", get_args(Verdict)) or "unknown"
+        if not op.outputs:
+            self._warn(op.span, CASE_PREFIX + "question", "a case on a span with no output")
+        return {
+            "id": _text(attrs.get(CASE_PREFIX + "id")) or f"{op.id}/case",
+            "question": u.text_of(attrs.get(CASE_PREFIX + "question", "")),
+            "expected_answer": u.text_of(attrs.get(CASE_PREFIX + "expected_answer", "")),
+            "answer_unit": op.outputs[0] if op.outputs else None,
+            "verdict": verdict,
+            "evidence_units": _id_list(op.span, CASE_PREFIX + "evidence_units"),
+            "attributes": {"trace_id": op.span.trace_id, "span_id": op.span.span_id},
+        }
+
+
+def _operation(op: SpanOp) -> dict[str, Any]:
+    span, attrs = op.span, op.span.attributes
+    session = next(
+        (
+            str(s[k])
+            for s in (attrs, span.resource)
+            for k in ("session.id", "gen_ai.conversation.id")
+            if s.get(k) not in (None, "")
+        ),
+        span.trace_id,
+    )
+    outputs = _unique(op.outputs)
+    return {
+        "id": op.id,
+        "name": (span.name or "(unnamed span)")[:256],
+        "kind": op.kind,
+        "system": _text(span.resource.get("service.name"), 128),
+        "session_id": session[:256],
+        "ts": _time(span.start_ns or span.end_ns).isoformat(),
+        "inputs": [x for x in _unique(op.inputs) if x not in outputs],
+        "outputs": outputs,
+        "attributes": {**attrs, "otel": _otel(span)},
+    }
+
+
+def _otel(span: SpanView) -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "trace_id": span.trace_id,
+        "span_id": span.span_id,
+        "parent_span_id": span.parent_span_id,
+        "name": span.name,
+        "kind": span.kind,
+        "status": {"code": span.status_code, "message": span.status_message},
+        "start_time_unix_nano": span.start_ns,
+        "end_time_unix_nano": span.end_ns,
+        "duration_ms": max(0, span.end_ns - span.start_ns) / 1e6,
+        "scope": span.scope,
+        "resource": span.resource,
+    }
+    if span.events:
+        info["events"] = span.events
+    if span.links:
+        info["links"] = span.links
+    return info
+
+
+def _time(unix_nano: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=unix_nano // 1000)
+
+
+def _unique(ids: list[str]) -> list[str]:
+    return list(dict.fromkeys(ids))
+
+
+def _text(value: Any, limit: int | None = None) -> str | None:
+    if value is None or value == "":
+        return None
+    text = u.text_of(value)
+    return text[:limit] if limit else text
+
+
+def _choice(span: SpanView, key: str, allowed: tuple[str, ...]) -> str | None:
+    value = span.attributes.get(key)
+    if value is None:
+        return None
+    if value not in allowed:
+        loc = [*span.loc, "attributes", key]
+        raise OtlpMappingError(f"{where(loc)} must be one of {', '.join(allowed)}", loc)
+    return str(value)
+
+
+def _id_list(span: SpanView, key: str) -> list[str]:
+    value = span.attributes.get(key)
+    if value is None:
+        return []
+    ids = u.json_list(value)
+    if ids is None or not all(isinstance(i, str) and 0 < len(i) <= u.MAX_ID for i in ids):
+        loc = [*span.loc, "attributes", key]
+        raise OtlpMappingError(f"{where(loc)} must be a list of unit ids", loc)
+    return [str(i) for i in ids]

@@ -1,0 +1,101 @@
+"""``POST /otlp/v1/traces``: OpenTelemetry's OTLP/HTTP trace export, mapped to MemTrace.
+
+Point an OTLP exporter at ``http://<memtrace>/otlp`` (the exporter appends ``/v1/traces``).
+The project comes from the ``project`` query parameter or the ``X-MemTrace-Project`` header
+(exporters can set headers more easily than query strings); when both are given they must agree,
+and with neither it is ``default``. The answer is OTLP's ``ExportTraceServiceResponse``, in the
+request's encoding; the JSON one also carries MemTrace's counts under ``memtrace``. Errors are
+MemTrace's JSON error bodies, in both encodings.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi.responses import JSONResponse
+from google.protobuf import json_format
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTracePartialSuccess,
+    ExportTraceServiceResponse,
+)
+
+from graph_schema.models import ProjectName
+from service.dependencies import SessionDep, SettingsDep
+from service.errors import InvalidInput
+from service.routes.errors import responses
+from service.services.otlp import OtlpResult, ingest_otlp
+
+router = APIRouter(tags=["ingestion"])
+
+PROJECT_HEADER = "X-MemTrace-Project"
+_BODY = {"schema": {"type": "string", "format": "binary"}}
+_OPENAPI = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/x-protobuf": _BODY, "application/json": {"schema": {}}},
+    }
+}
+
+
+@router.post(
+    "/otlp/v1/traces",
+    responses={
+        200: {"description": "Accepted: ExportTraceServiceResponse (protobuf or JSON)"},
+        **responses(400, 409, 413, 415, 422, 503),
+    },
+    openapi_extra=_OPENAPI,
+)
+async def post_otlp_traces(
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    content_type: Annotated[str | None, Header()] = None,
+    content_encoding: Annotated[str | None, Header()] = None,
+    project: Annotated[
+        ProjectName | None, Query(description="The project; or the X-MemTrace-Project header.")
+    ] = None,
+    project_header: Annotated[ProjectName | None, Header(alias=PROJECT_HEADER)] = None,
+) -> Response:
+    """Write an OTLP trace export (protobuf or OTLP/JSON, optionally gzip) as one trace batch.
+
+    Each span becomes an operation; GenAI memory spans (search_memory, update_memory,
+    delete_memory) and LLM calls also become units and edges (see ``ingest.otlp``). Re-sending
+    the same export is safe.
+    """
+    result = await ingest_otlp(
+        session,
+        await request.body(),
+        content_type,
+        content_encoding,
+        _project(project, project_header),
+        settings,
+    )
+    return _answer(result)
+
+
+def _project(query: str | None, header: str | None) -> str:
+    if query and header and query != header:
+        raise InvalidInput(
+            f"the project query parameter and the {PROJECT_HEADER} header differ",
+            details=[{"loc": ["query", "project"], "msg": f"differs from {PROJECT_HEADER}"}],
+        )
+    return query or header or "default"
+
+
+def _answer(result: OtlpResult) -> Response:
+    answer = ExportTraceServiceResponse()
+    if result.warnings:  # OTLP's way to warn while accepting everything: rejected_spans = 0
+        shown = "; ".join(result.warnings[:20])
+        more = f" (and {len(result.warnings) - 20} more)" if len(result.warnings) > 20 else ""
+        answer.partial_success.CopyFrom(ExportTracePartialSuccess(error_message=shown + more))
+    if result.encoding == "protobuf":
+        return Response(answer.SerializeToString(), media_type="application/x-protobuf")
+    body: dict[str, Any] = json_format.MessageToDict(answer)
+    body.setdefault("partialSuccess", {})
+    body["memtrace"] = {
+        **result.ingested.model_dump(),
+        "spans": result.spans,
+        "warnings": result.warnings,
+    }
+    return JSONResponse(body)

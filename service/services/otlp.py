@@ -1,0 +1,139 @@
+"""Accepting an OTLP/HTTP trace export: decompress, decode, map to a batch, write it like any batch.
+
+The mapping is ``ingest.otlp``'s; writing is ``ingest_batch``'s, so an OTLP export is atomic,
+idempotent when re-sent, and refused with 409 when it redefines an id, exactly like
+``POST /traces``. Inflating, decoding and mapping are CPU work: they run in a worker thread, off
+the event loop.
+
+Limits: the compressed body is capped by the app's body limit; a gzip body is inflated only up to
+``max_batch_bytes`` (one byte more is a 413), so a small zip bomb costs at most that much memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import zlib
+from typing import Any, Literal
+
+from neo4j import AsyncSession
+from pydantic import BaseModel, ValidationError
+
+from graph_schema.models import IngestResult, TraceBatch
+from ingest.otlp import Converted, OtlpMappingError, convert_export
+from ingest.otlp_decode import Loc, OtlpFormatError, decode_json, decode_protobuf, where
+from service.errors import InvalidInput, MalformedRequest, PayloadTooLarge, UnsupportedMediaType
+from service.services.ingestion import ingest_batch
+from service.settings import Settings
+
+Encoding = Literal["protobuf", "json"]
+MEDIA_TYPES: dict[str, Encoding] = {
+    "application/x-protobuf": "protobuf",
+    "application/protobuf": "protobuf",
+    "application/json": "json",
+}
+CONTENT_ENCODINGS = ("gzip", "identity")
+
+
+class OtlpResult(BaseModel):
+    """What an export did: the batch's counts, its span count, and mapping warnings."""
+
+    encoding: Encoding
+    spans: int
+    ingested: IngestResult
+    warnings: list[str]
+
+
+def media_type(content_type: str | None) -> Encoding:
+    """``protobuf`` or ``json`` from a Content-Type (parameters such as charset are ignored)."""
+    essence = (content_type or "").split(";", 1)[0].strip().lower()
+    if essence not in MEDIA_TYPES:
+        raise UnsupportedMediaType(
+            "Content-Type must be application/x-protobuf or application/json (OTLP/HTTP)",
+            details={"supported": sorted(MEDIA_TYPES)},
+        )
+    return MEDIA_TYPES[essence]
+
+
+def inflate(body: bytes, content_encoding: str | None, limit: int) -> bytes:
+    """The body without its Content-Encoding; never more than ``limit`` bytes of output."""
+    encoding = (content_encoding or "identity").strip().lower()
+    if encoding == "identity":
+        return body
+    if encoding != "gzip":
+        raise UnsupportedMediaType(
+            "Content-Encoding must be gzip or absent", details={"supported": CONTENT_ENCODINGS}
+        )
+    out = bytearray()
+    data = body
+    try:
+        while data:  # a gzip stream may hold several members
+            member = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+            out += member.decompress(data, limit + 1 - len(out))
+            if len(out) > limit:
+                raise PayloadTooLarge(
+                    f"the gzip body inflates to more than the limit of {limit} bytes; "
+                    "send smaller exports",
+                    details={"max_bytes": limit},
+                )
+            if not member.eof:
+                raise MalformedRequest("the gzip body is truncated", details=[{"loc": ["body"]}])
+            data = member.unused_data
+    except zlib.error as e:
+        raise MalformedRequest(
+            "the body is not valid gzip (Content-Encoding: gzip)", details=[{"loc": ["body"]}]
+        ) from e
+    return bytes(out)
+
+
+def _convert(
+    body: bytes, encoding: Encoding, content_encoding: str | None, project: str, limit: int
+) -> tuple[TraceBatch, Converted]:
+    body = inflate(body, content_encoding, limit)
+    try:
+        request = decode_protobuf(body) if encoding == "protobuf" else decode_json(body)
+        converted = convert_export(request, project)
+    except OtlpFormatError as e:
+        raise MalformedRequest(e.message, details=[{"loc": e.loc, "msg": e.message}]) from e
+    except OtlpMappingError as e:
+        raise InvalidInput(e.message, details=[{"loc": e.loc, "msg": e.message}]) from e
+    try:
+        return TraceBatch.model_validate(converted.batch), converted
+    except ValidationError as e:
+        details = [_span_detail(converted, err) for err in e.errors()]
+        first = details[0]
+        raise InvalidInput(
+            f"{len(details)} span(s) map to invalid MemTrace items; first: {where(first['loc'])}: "
+            f"{first['msg']}",
+            details=details,
+        ) from e
+
+
+def _span_detail(converted: Converted, err: Any) -> dict[str, Any]:
+    """A batch validation error located at the span it came from (never with its input)."""
+    loc = list(err["loc"])
+    if len(loc) >= 2 and loc[0] in converted.locs and isinstance(loc[1], int):
+        span_loc: Loc = converted.locs[loc[0]][loc[1]]
+        loc = [*span_loc, str(loc[0]).rstrip("s"), *loc[2:]]
+    return {"loc": loc, "msg": err["msg"], "type": err["type"]}
+
+
+async def ingest_otlp(
+    session: AsyncSession,
+    body: bytes,
+    content_type: str | None,
+    content_encoding: str | None,
+    project: str,
+    settings: Settings,
+) -> OtlpResult:
+    """Write one OTLP trace export to ``project`` (atomic; a re-send changes nothing)."""
+    encoding = media_type(content_type)
+    batch, converted = await asyncio.to_thread(
+        _convert, body, encoding, content_encoding, project, settings.max_batch_bytes
+    )
+    ingested = await ingest_batch(session, batch, settings)
+    return OtlpResult(
+        encoding=encoding,
+        spans=len(batch.operations),
+        ingested=ingested,
+        warnings=converted.warnings,
+    )

@@ -1,0 +1,522 @@
+"""POST /otlp/v1/traces: OTLP/HTTP exports (protobuf, OTLP/JSON, gzip) through the running service
+into a real Neo4j, checked in the graph itself."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from typing import Any
+
+import httpx
+from neo4j import Driver
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+from tests.otlp_export import as_otlp_json, export, messages, records, span
+from tests.servers import ServiceHandle
+from tests.test_ingestion import graph_counts
+
+PROTOBUF = {"content-type": "application/x-protobuf"}
+JSON = {"content-type": "application/json"}
+SEARCH = "otel:00000000000000000000000000000001:0000000000000002"
+CHAT = "otel:00000000000000000000000000000001:0000000000000003"
+
+
+def answer_turn() -> ExportTraceServiceRequest:
+    """One agent turn: a memory search and the LLM call answering with what it found."""
+    return export(
+        span(1, 1, "agent.turn", 0.0),
+        span(
+            1,
+            2,
+            "search_memory alice",
+            0.1,
+            parent=1,
+            attributes={
+                "gen_ai.operation.name": "search_memory",
+                "gen_ai.memory.store.id": "mem0",
+                "gen_ai.memory.query.text": "Where does Alice live?",
+                "gen_ai.memory.records": records(("r1", "Alice lives in Lisbon"), (None, "Tea")),
+            },
+        ),
+        span(
+            1,
+            3,
+            "chat gpt-4.1",
+            0.2,
+            parent=1,
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.input.messages": messages(("user", "Where does Alice live?")),
+                "gen_ai.output.messages": messages(("assistant", "In Lisbon.")),
+            },
+        ),
+    )
+
+
+def send(client: httpx.Client, request: ExportTraceServiceRequest, project: str) -> httpx.Response:
+    return client.post(
+        "/otlp/v1/traces",
+        params={"project": project},
+        content=request.SerializeToString(),
+        headers=PROTOBUF,
+    )
+
+
+def operations(driver: Driver, project: str) -> dict[str, dict[str, Any]]:
+    records_, _, _ = driver.execute_query(
+        "MATCH (o:Operation {project: $project}) RETURN o.id AS id, o.kind AS kind, "
+        "o.name AS name, o.system AS system, o.session_id AS session, o.attributes AS attributes",
+        project=project,
+        database_="neo4j",
+    )
+    return {r["id"]: {**r.data(), "attributes": json.loads(r["attributes"])} for r in records_}
+
+
+def edges(driver: Driver, project: str, op_id: str) -> dict[str, list[tuple[str, str]]]:
+    """``{"CONSUMES": [(unit kind, unit id), ...], "PRODUCES": [...]}`` in position order."""
+    records_, _, _ = driver.execute_query(
+        "MATCH (:Operation {project: $project, id: $id})-[r:CONSUMES|PRODUCES]->(u:Unit) "
+        "RETURN type(r) AS type, u.kind AS kind, u.id AS unit ORDER BY type, r.position",
+        project=project,
+        id=op_id,
+        database_="neo4j",
+    )
+    found: dict[str, list[tuple[str, str]]] = {"CONSUMES": [], "PRODUCES": []}
+    for r in records_:
+        found[r["type"]].append((r["kind"], r["unit"]))
+    return found
+
+
+def unit(driver: Driver, project: str, unit_id: str) -> dict[str, Any]:
+    records_, _, _ = driver.execute_query(
+        "MATCH (u:Unit {project: $project, id: $id}) RETURN u.kind AS kind, u.content AS content, "
+        "u.attributes AS attributes",
+        project=project,
+        id=unit_id,
+        database_="neo4j",
+    )
+    row = records_[0]
+    return {**row.data(), "attributes": json.loads(row["attributes"] or "{}")}
+
+
+def test_search_and_chat_become_retrieval_and_response(
+    client: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    response = send(client, answer_turn(), project)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "application/x-protobuf"
+    answer = ExportTraceServiceResponse()
+    answer.ParseFromString(response.content)
+    assert answer.partial_success.rejected_spans == 0
+
+    ops = operations(neo4j_driver, project)
+    assert {i: o["kind"] for i, o in ops.items()} == {
+        "otel:00000000000000000000000000000001:0000000000000001": "other",
+        SEARCH: "retrieval",
+        CHAT: "response",
+    }
+    chat = ops[CHAT]
+    assert chat["system"] == "mem-agent"
+    assert chat["session"] == "00000000000000000000000000000001"
+    assert chat["attributes"]["gen_ai.operation.name"] == "chat"
+    assert chat["attributes"]["otel"]["parent_span_id"] == "0000000000000001"
+    assert chat["attributes"]["otel"]["status"]["code"] == "ok"
+
+    search = edges(neo4j_driver, project, SEARCH)
+    [(query_kind, _), (memory_kind, memory_id)] = search["CONSUMES"]
+    assert (query_kind, memory_kind) == ("query", "memory")
+    assert memory_id.startswith("memory:mem0:r1@")
+    assert unit(neo4j_driver, project, memory_id)["attributes"]["memory_id"] == "mem0:r1"
+    contexts = [u for k, u in search["PRODUCES"] if k == "context"]
+    assert [unit(neo4j_driver, project, c)["content"] for c in contexts] == [
+        "Alice lives in Lisbon",
+        "Tea",
+    ]
+
+    answered = edges(neo4j_driver, project, CHAT)
+    assert answered["CONSUMES"] == [
+        ("message", answered["CONSUMES"][0][1]),
+        *[("context", c) for c in contexts],
+    ]
+    [(kind, answer_id)] = answered["PRODUCES"]
+    assert kind == "answer"
+    assert unit(neo4j_driver, project, answer_id)["content"] == "In Lisbon."
+
+
+def test_memory_writes_become_versions_and_tombstones(
+    client: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    def write(sid: int, at: float, operation: str, record: str, content: str = "") -> Any:
+        attributes = {
+            "gen_ai.operation.name": operation,
+            "gen_ai.memory.store.id": "mem0",
+            "gen_ai.memory.record.id": record,
+        }
+        if content:
+            attributes["memtrace.memory.content"] = content
+        return span(7, sid, operation, at, parent=1, attributes=attributes)
+
+    request = export(
+        span(7, 1, "memory.add", 0.0),
+        span(
+            7,
+            2,
+            "chat extract",
+            0.1,
+            parent=1,
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.prompt.0.role": "user",
+                "gen_ai.prompt.0.content": "Alice: I moved to Porto and gave away my dog",
+                "gen_ai.completion.0.content": '{"facts": ["Lives in Porto"]}',
+            },
+        ),
+        write(3, 0.2, "update_memory", "home", "Lives in Lisbon"),
+        write(4, 0.3, "update_memory", "home", "Lives in Porto"),
+        span(
+            7,
+            5,
+            "delete_memory",
+            0.4,
+            parent=1,
+            attributes={  # records as an array attribute this time, not a JSON string
+                "gen_ai.operation.name": "delete_memory",
+                "gen_ai.memory.store.id": "mem0",
+                "gen_ai.memory.records": [{"id": "dog", "content": "Has a dog"}],
+            },
+        ),
+    )
+    assert send(client, request, project).status_code == 200
+    ops = operations(neo4j_driver, project)
+    op = "otel:00000000000000000000000000000007:{:016x}".format
+    assert [ops[op(i)]["kind"] for i in (2, 3, 4, 5)] == [
+        "extraction",
+        "update",
+        "update",
+        "deletion",
+    ]
+    facts = edges(neo4j_driver, project, op(2))["PRODUCES"][0][1]
+    first = edges(neo4j_driver, project, op(3))
+    [(_, v1)] = first["PRODUCES"]
+    assert first["CONSUMES"] == [("answer", facts)]
+    second = edges(neo4j_driver, project, op(4))
+    [(_, v2)] = second["PRODUCES"]
+    assert second["CONSUMES"] == [("answer", facts), ("memory", v1)]  # the version it replaces
+    assert v1 != v2
+    assert unit(neo4j_driver, project, v1)["attributes"]["memory_id"] == "mem0:home"
+    assert unit(neo4j_driver, project, v2)["attributes"]["memory_id"] == "mem0:home"
+    assert unit(neo4j_driver, project, v2)["content"] == "Lives in Porto"
+    deleted = edges(neo4j_driver, project, op(5))
+    assert deleted["PRODUCES"] == [("tombstone", "tombstone:mem0:dog")]
+    [(_, dog)] = [c for c in deleted["CONSUMES"] if c[0] == "memory"]
+    assert unit(neo4j_driver, project, dog)["content"] == "Has a dog"
+    stone = unit(neo4j_driver, project, "tombstone:mem0:dog")
+    assert stone["attributes"]["memory_id"] == "mem0:dog"
+
+
+def test_unknown_spans_are_kept_as_other(
+    client: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    request = export(
+        span(9, 1, "GET /users", 0.0, attributes={"http.route": "/users", "n": 3}),
+        span(9, 2, "", 0.1, parent=1, status_error=True),
+        span(
+            9,
+            3,
+            "search",
+            0.2,
+            parent=1,
+            attributes={"gen_ai.operation.name": "search_memory", "gen_ai.memory.records": "?"},
+        ),
+    )
+    request.resource_spans[0].scope_spans[0].spans[0].events.add(name="cache miss")
+    response = client.post(
+        "/otlp/v1/traces",
+        params={"project": project},
+        json=as_otlp_json(request),
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    warning = body["partialSuccess"]["errorMessage"]  # accepted, with a warning
+    assert "spans[2].attributes.gen_ai.memory.records: not a list of records" in warning
+    assert body["memtrace"]["created"] == {"units": 0, "operations": 3, "cases": 0}
+    ops = operations(neo4j_driver, project)
+    root = ops["otel:00000000000000000000000000000009:0000000000000001"]
+    child = ops["otel:00000000000000000000000000000009:0000000000000002"]
+    assert (root["kind"], root["name"]) == ("other", "GET /users")
+    assert root["attributes"]["http.route"] == "/users"
+    assert root["attributes"]["n"] == 3
+    assert root["attributes"]["otel"]["events"][0]["name"] == "cache miss"
+    assert (child["kind"], child["name"]) == ("other", "(unnamed span)")
+    assert child["attributes"]["otel"]["status"]["code"] == "error"
+    search = ops["otel:00000000000000000000000000000009:0000000000000003"]
+    assert (search["kind"], search["attributes"]["gen_ai.memory.records"]) == ("retrieval", "?")
+
+    empty = client.post("/otlp/v1/traces", params={"project": project}, json={})
+    assert empty.status_code == 200
+    assert empty.json() == {
+        "partialSuccess": {},
+        "memtrace": {
+            "project": project,
+            "created": {"units": 0, "operations": 0, "cases": 0},
+            "existing": {"units": 0, "operations": 0, "cases": 0},
+            "spans": 0,
+            "warnings": [],
+        },
+    }
+
+
+def test_resending_in_any_encoding_changes_nothing(
+    client: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    request = answer_turn()
+    assert send(client, request, project).status_code == 200
+    before = graph_counts(neo4j_driver, project)
+    assert send(client, request, project).status_code == 200
+    assert graph_counts(neo4j_driver, project) == before
+    # The same export as gzip-compressed OTLP/JSON maps to the very same batch.
+    again = client.post(
+        "/otlp/v1/traces",
+        params={"project": project},
+        content=gzip.compress(json.dumps(as_otlp_json(request)).encode()),
+        headers={**JSON, "content-encoding": "gzip"},
+    )
+    assert again.status_code == 200, again.text
+    counts = again.json()["memtrace"]
+    assert counts["created"] == {"units": 0, "operations": 0, "cases": 0}
+    assert counts["existing"] == {"units": 6, "operations": 3, "cases": 0}
+    assert graph_counts(neo4j_driver, project) == before
+
+
+def test_undecodable_bodies_are_400_without_echo(client: httpx.Client, project: str) -> None:
+    def post(content: bytes, headers: dict[str, str]) -> httpx.Response:
+        return client.post(
+            "/otlp/v1/traces", params={"project": project}, content=content, headers=headers
+        )
+
+    broken = post(b"\x0a\xff\xff\xff", PROTOBUF)
+    assert broken.status_code == 400
+    assert broken.json()["error"] == "malformed_request"
+    assert "protobuf" in broken.json()["message"]
+
+    not_json = post(b'{"resourceSpans": [', JSON)
+    assert not_json.status_code == 400
+    assert "line 1" in not_json.json()["message"]
+
+    secret = "SECRET-user-content"
+    spans = [{"traceId": "ab" * 16, "spanId": "cd" * 8, "name": "x", "startTimeUnixNano": secret}]
+    wrong_type = post(
+        json.dumps({"resourceSpans": [{"scopeSpans": [{}, {"spans": spans}]}]}).encode(), JSON
+    )
+    assert wrong_type.status_code == 400
+    assert wrong_type.json()["details"][0]["loc"] == [
+        *["resourceSpans", 0, "scopeSpans", 1, "spans", 0, "startTimeUnixNano"]
+    ]
+    assert "resourceSpans[0].scopeSpans[1].spans[0].startTimeUnixNano" in wrong_type.text
+    assert secret not in wrong_type.text
+
+    spans[0] = {"traceId": secret, "spanId": "cd" * 8, "name": "x"}
+    bad_id = post(
+        json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).encode(), JSON
+    )
+    assert bad_id.status_code == 400
+    assert "traceId must be 32 hex digits" in bad_id.json()["message"]
+    assert secret not in bad_id.text
+
+    no_ids = export(span(1, 1, "x", 0))
+    no_ids.resource_spans[0].scope_spans[0].spans[0].span_id = b""
+    missing = post(no_ids.SerializeToString(), PROTOBUF)
+    assert missing.status_code == 400
+    assert "spanId must be 8 bytes" in missing.json()["message"]
+
+    truncated = post(
+        gzip.compress(answer_turn().SerializeToString())[:-10],
+        PROTOBUF | {"content-encoding": "gzip"},
+    )
+    assert truncated.status_code == 400
+    assert "gzip" in truncated.json()["message"]
+
+
+def test_bad_memtrace_attributes_are_422_at_their_span(client: httpx.Client, project: str) -> None:
+    bad_kind = export(
+        span(1, 1, "x", 0), span(1, 2, "y", 1, attributes={"memtrace.operation.kind": "teleport"})
+    )
+    response = send(client, bad_kind, project)
+    assert response.status_code == 422
+    loc = ["resourceSpans", 0, "scopeSpans", 0, "spans", 1, "attributes"]
+    assert response.json()["details"][0]["loc"] == [*loc, "memtrace.operation.kind"]
+
+    long_case = export(span(1, 1, "x", 0, attributes={"memtrace.case.id": "c" * 300}))
+    response = send(client, long_case, project)
+    assert response.status_code == 422
+    assert response.json()["details"][0]["loc"][:7] == [*loc[:5], 0, "case"]
+    assert client.get("/cases", params={"project": project}).json() == []
+
+
+def test_unsupported_media_is_415(client: httpx.Client, project: str) -> None:
+    body = answer_turn().SerializeToString()
+    for headers in (
+        {"content-type": "text/plain"},
+        {},
+        {**PROTOBUF, "content-encoding": "br"},
+    ):
+        response = client.post(
+            "/otlp/v1/traces", params={"project": project}, content=body, headers=headers
+        )
+        assert response.status_code == 415, headers
+        assert response.json()["error"] == "unsupported_media_type"
+
+
+def test_oversize_and_gzip_bombs_are_413(client: httpx.Client, project: str) -> None:
+    bomb = gzip.compress(b"\0" * (9 * 1024 * 1024))  # ~9 KB that inflate to 9 MiB > 8 MiB
+    assert len(bomb) < 100_000
+    response = client.post(
+        "/otlp/v1/traces",
+        params={"project": project},
+        content=bomb,
+        headers={**PROTOBUF, "content-encoding": "gzip"},
+    )
+    assert response.status_code == 413
+    assert response.json()["error"] == "payload_too_large"
+    plain = client.post(
+        "/otlp/v1/traces",
+        params={"project": project},
+        content=b"\0" * (9 * 1024 * 1024),
+        headers=PROTOBUF,
+    )
+    assert plain.status_code == 413
+
+
+def test_project_from_query_or_header(
+    client: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    other = project + "-other"
+    body = answer_turn().SerializeToString()
+    by_header = client.post(
+        "/otlp/v1/traces", content=body, headers={**PROTOBUF, "x-memtrace-project": other}
+    )
+    assert by_header.status_code == 200
+    assert send(client, answer_turn(), project).status_code == 200
+    assert len(operations(neo4j_driver, project)) == len(operations(neo4j_driver, other)) == 3
+    differ = client.post(
+        "/otlp/v1/traces",
+        params={"project": project},
+        content=body,
+        headers={**PROTOBUF, "x-memtrace-project": other},
+    )
+    assert differ.status_code == 422
+    bad = client.post(
+        "/otlp/v1/traces", content=body, headers={**PROTOBUF, "x-memtrace-project": "no spaces"}
+    )
+    assert bad.status_code == 422
+
+
+def test_neo4j_down_is_503(down_service: ServiceHandle) -> None:
+    with httpx.Client(base_url=down_service.url, timeout=30) as c:
+        response = c.post(
+            "/otlp/v1/traces", content=answer_turn().SerializeToString(), headers=PROTOBUF
+        )
+    assert response.status_code == 503
+    assert response.headers["retry-after"].isdigit()
+    assert response.json()["error"] == "unavailable"
+
+
+def test_a_case_from_spans_is_attributed(client: httpx.Client, project: str) -> None:
+    """The memory held the fact; the search did not return it: a RetrievalError."""
+    remember = export(
+        span(20, 1, "memory.add", 0.0),
+        span(
+            20,
+            2,
+            "chat extract facts",
+            0.1,
+            parent=1,
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.input.messages": messages(("user", "Alice: my sister moved to Denver.")),
+                "gen_ai.output.messages": messages(("assistant", "Alice's sister lives in Denver")),
+            },
+        ),
+        span(
+            20,
+            3,
+            "update_memory",
+            0.2,
+            parent=1,
+            attributes={
+                "gen_ai.operation.name": "update_memory",
+                "gen_ai.memory.store.id": "mem0",
+                "gen_ai.memory.records": records(("sister", "Alice's sister lives in Denver")),
+            },
+        ),
+    )
+    ask = export(
+        span(21, 1, "agent.turn", 60.0),
+        span(
+            21,
+            2,
+            "search_memory",
+            60.1,
+            parent=1,
+            attributes={
+                "gen_ai.operation.name": "search_memory",
+                "gen_ai.memory.store.id": "mem0",
+                "gen_ai.memory.query.text": "Where does Alice's sister live?",
+                "gen_ai.memory.records": records(("hobby", "Alice likes hiking")),
+            },
+        ),
+        span(
+            21,
+            3,
+            "chat answer",
+            60.2,
+            parent=1,
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.input.messages": messages(("user", "Where does Alice's sister live?")),
+                "gen_ai.output.messages": messages(("assistant", "I do not know.")),
+                "memtrace.case.id": "sister",
+                "memtrace.case.question": "Where does Alice's sister live?",
+                "memtrace.case.expected_answer": "Denver",
+                "memtrace.case.verdict": "failed",
+            },
+        ),
+    )
+    assert send(client, remember, project).status_code == 200
+    assert send(client, ask, project).status_code == 200
+    case = client.get("/cases/sister", params={"project": project}).json()
+    assert case["verdict"] == "failed"
+    result = client.post("/attribute/sister", params={"project": project}).json()
+    assert result["status"] == "attributed", result
+    assert result["error_type"] == "RetrievalError"
+    assert result["operation"]["id"] == f"otel:{21:032x}:{2:016x}"
+
+
+def test_redefining_a_unit_is_409_and_writes_nothing(
+    client: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    taken = {
+        "project": project,
+        "units": [{"id": "tombstone:mem0:dog", "kind": "tombstone", "content": "other content"}],
+    }
+    assert client.post("/traces", json=taken).status_code == 200
+    delete = export(
+        span(
+            5,
+            1,
+            "delete_memory",
+            0.0,
+            attributes={
+                "gen_ai.operation.name": "delete_memory",
+                "gen_ai.memory.store.id": "mem0",
+                "gen_ai.memory.record.id": "dog",
+            },
+        )
+    )
+    response = send(client, delete, project)
+    assert response.status_code == 409
+    assert response.json()["details"] == {"units": ["tombstone:mem0:dog"]}
+    assert operations(neo4j_driver, project) == {}
