@@ -11,7 +11,16 @@ $(BIN)/memtrace: pyproject.toml
 	$(BIN)/pip install -q -e ./clients/python -e '.[dev]'
 	touch $(BIN)/memtrace
 
-install: $(BIN)/memtrace ## create .venv and install MemTrace with its dev tools
+# Mem0 1.x and 2.x cannot share an environment: the classic-pipeline test runs Mem0 1.x (with
+# memtrace-client only) from this second venv; .venv has Mem0 2.x.
+CLASSIC := .venv-mem0-classic
+$(CLASSIC)/bin/python: clients/python/pyproject.toml
+	$(PYTHON) -m venv $(CLASSIC)
+	$(CLASSIC)/bin/pip install -q --upgrade pip
+	$(CLASSIC)/bin/pip install -q 'mem0ai>=1.0,<2' -e ./clients/python
+	touch $(CLASSIC)/bin/python
+
+install: $(BIN)/memtrace $(CLASSIC)/bin/python ## create .venv (+ the Mem0 1.x venv) and install MemTrace with its dev tools
 
 demo: install ## start Neo4j + the service, ingest the example trace, show its failed cases
 	$(BIN)/memtrace demo
@@ -30,4 +39,4 @@ bench: install ## ingestion and subgraph benchmarks (writes benchmarks/results/)
 	$(BIN)/python -m benchmarks.ingestion
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(CLASSIC) .pytest_cache .mypy_cache .ruff_cache

@@ -134,8 +134,11 @@ class Delivery:
             self._queue.put((part, record, size), timeout=self.enqueue_timeout_s)
         except queue.Full:
             self.stats.dropped_records += 1
-            log.warning("memtrace: queue full for %.0f s; one %s record dropped",
-                        self.enqueue_timeout_s, part[:-1])
+            log.warning(
+                "memtrace: queue full for %.0f s; one %s record dropped",
+                self.enqueue_timeout_s,
+                part[:-1],
+            )
 
     @property
     def pending_batches(self) -> int:

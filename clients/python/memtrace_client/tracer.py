@@ -108,16 +108,18 @@ class Tracer:
         *,
         id: str | None = None,
         ts: datetime | None = None,
+        stamp: bool = True,
         **attributes: Any,
     ) -> UnitIn:
         """Record one unit. Units are immutable: a memory that changes gets a new unit per version
         (same ``memory_id`` attribute); reusing an id for other content is refused by the
-        service."""
+        service. ``stamp=False`` leaves the time out, for a unit that several places may record
+        (same id, same content: the service then sees identical re-sends)."""
         unit = UnitIn(
             id=id or f"{kind}-{uuid.uuid4().hex}",
             kind=kind,
             content=content,
-            ts=ts or _now(),
+            ts=ts or (_now() if stamp else None),
             attributes=attributes,
         )
         self.delivery.put("units", unit.model_dump(mode="json", exclude_defaults=True))

@@ -1,0 +1,75 @@
+"""Mem0 1.x (the classic pipeline) traced into MemTrace, run by the classic-pipeline test.
+
+Mem0 1.x and 2.x cannot share one environment, so this script runs under the Python of
+``.venv-mem0-classic`` (``mem0ai`` 1.x and ``memtrace-client`` only; ``make install`` builds it).
+Usage: ``python tests/mem0_classic_run.py SERVICE_URL PROJECT LLM_BASE_URL WORKDIR``. It prints
+one JSON line: the Mem0 version and the id of the failed case.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import uuid
+
+
+def main(service_url: str, project: str, llm_base_url: str, workdir: str) -> None:
+    os.environ["MEM0_TELEMETRY"] = "False"
+    os.environ["MEM0_DIR"] = os.path.join(workdir, "mem0")
+    from mem0 import Memory
+    from memtrace_client import MemTraceClient
+    from memtrace_client.adapters.mem0 import trace_mem0
+
+    openai = {"api_key": "test-key", "openai_base_url": llm_base_url}
+    memory = trace_mem0(
+        Memory.from_config(
+            {
+                "llm": {"provider": "openai", "config": {"model": "scripted", **openai}},
+                "embedder": {
+                    "provider": "openai",
+                    "config": {"model": "scripted-embeddings", "embedding_dims": 64, **openai},
+                },
+                "vector_store": {
+                    "provider": "qdrant",
+                    "config": {
+                        "collection_name": f"c{uuid.uuid4().hex[:8]}",
+                        "path": os.path.join(workdir, "qdrant"),
+                        "embedding_model_dims": 64,
+                        "on_disk": True,
+                    },
+                },
+                "history_db_path": os.path.join(workdir, "history.db"),
+            }
+        ),
+        MemTraceClient(service_url, project=project),
+        spool_dir=os.path.join(workdir, "spool"),
+    )
+    events = []
+    for text in (
+        "I work at Initech as a data analyst.",
+        "My cat is called Miso.",
+        "Miso is my cat, as I said.",
+    ):
+        added = memory.add([{"role": "user", "content": text}], user_id="alex")
+        events.append([r["event"] for r in added["results"]])
+    question = "Where does the user work?"
+    found = memory.search(question, user_id="alex", limit=3)
+    wrong = memory.answer(found, "I do not know where the user works.")
+    case_id = memory.judge(question, "Initech", wrong)
+    delivered = memory.tracer.flush(60)
+    print(
+        json.dumps(
+            {
+                "version": memory.version,
+                "pipeline": memory.pipeline,
+                "events": events,
+                "case": case_id,
+                "delivered": delivered,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:5])
