@@ -23,7 +23,9 @@ RUN pip install --no-deps .
 RUN useradd --create-home --uid 10001 memtrace
 USER memtrace
 
-ENV MEMTRACE_HOST=0.0.0.0 MEMTRACE_PORT=8000
+# A deployed service never runs open: without MEMTRACE_API_KEYS or MEMTRACE_API_KEYS_FILE it
+# refuses to start (set MEMTRACE_AUTH_REQUIRED=false to opt out explicitly).
+ENV MEMTRACE_HOST=0.0.0.0 MEMTRACE_PORT=8000 MEMTRACE_AUTH_REQUIRED=true
 EXPOSE 8000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=5 \
   CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=2)"

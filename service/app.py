@@ -7,15 +7,17 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from service.auth import KeyConfigError, authorize, load_keys
 from service.body_limit import BodyLimitMiddleware
 from service.db import apply_schema, create_driver
-from service.errors import MemTraceError, RetryableError, StoreUnavailable
-from service.routes import attribution, cases, health, imports, otlp, traces
+from service.errors import MemTraceError, RetryableError, StoreUnavailable, Unauthorized
+from service.routes import attribution, cases, cypher, health, imports, otlp, traces
+from service.routes.errors import AUTH, responses
 from service.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
@@ -44,6 +46,8 @@ def install_error_handlers(app: FastAPI, settings: Settings) -> None:
         headers = None
         if isinstance(exc, RetryableError):
             headers = {"Retry-After": str(settings.retry_after_s)}
+        elif isinstance(exc, Unauthorized):
+            headers = {"WWW-Authenticate": 'Bearer realm="memtrace"'}
         return _error(exc.status_code, exc.code, exc.message, exc.details, headers)
 
     @app.exception_handler(RequestValidationError)
@@ -63,6 +67,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        try:
+            app.state.api_keys = load_keys(settings)
+        except KeyConfigError as e:
+            log.error("not starting: %s", e)
+            raise
         app.state.driver = create_driver(settings)
         app.state.schema_ready = False
         try:
@@ -84,7 +93,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_batch_bytes)
     install_error_handlers(app, settings)
-    routers = (traces, otlp, imports, cases, attribution, health)
+    routers = (traces, otlp, imports, cases, attribution, cypher, health)
     for module in routers:
-        app.include_router(module.router)
+        # With API keys configured, everything but the health probes needs one (service.auth).
+        guarded = module is not health
+        app.include_router(
+            module.router,
+            dependencies=[Depends(authorize)] if guarded else None,
+            responses=responses(*AUTH) if guarded else None,
+        )
     return app

@@ -2,11 +2,15 @@
 
 MemTraceError
 ├── MalformedRequest       400  the body cannot be decoded (not protobuf, not JSON, bad gzip)
+├── QueryRefused           400  an ad-hoc Cypher query that writes or reads beyond its project
+├── Unauthorized           401  no API key, or an unknown one (API keys are configured)
+├── Forbidden              403  the API key is not bound to the project asked for
 ├── InvalidInput           422  the request is well-formed JSON but breaks a rule
 ├── PayloadTooLarge        413  a batch over the configured size limits
 ├── UnsupportedMediaType   415  a Content-Type or Content-Encoding the endpoint does not read
 ├── NotFound               404
-│   └── CaseNotFound
+│   ├── CaseNotFound
+│   └── AuditNotFound
 ├── Conflict               409  an id already names something different
 └── RetryableError
     └── StoreUnavailable   503  Neo4j did not answer; retry after a while
@@ -66,6 +70,31 @@ class NotFound(MemTraceError):
 
 class CaseNotFound(NotFound):
     """No case with this id in this project."""
+
+
+class AuditNotFound(NotFound):
+    """No audit with this name; ``details`` lists the known ones."""
+
+
+class QueryRefused(MemTraceError):
+    """``POST /cypher`` will not run the query; ``details`` lists every reason."""
+
+    status_code = 400
+    code = "query_refused"
+
+
+class Unauthorized(MemTraceError):
+    """API keys are configured and the request carries no valid ``Authorization: Bearer`` key."""
+
+    status_code = 401
+    code = "unauthorized"
+
+
+class Forbidden(MemTraceError):
+    """The API key is valid but not bound to the project the request names."""
+
+    status_code = 403
+    code = "forbidden"
 
 
 class Conflict(MemTraceError):

@@ -63,6 +63,38 @@ class Settings(BaseSettings):
         20_000, description="Most nodes an attribution loads (ancestors, descendants, messages)."
     )
 
+    # Access control (off unless keys are configured).
+    api_keys: SecretStr | None = Field(
+        None,
+        description="API keys the service accepts, ';'-separated; each `KEY` (every project) or "
+        "`KEY:project-a,project-b` (only those). Unset (and no keys file): no key needed.",
+    )
+    api_keys_file: Path | None = Field(
+        None, description="A file of API keys, one `KEY[:projects]` per line (# comments)."
+    )
+    auth_required: bool = Field(
+        False,
+        description="Refuse to start without API keys (the Docker image sets it): a deployment "
+        "never runs open by mistake.",
+    )
+    api_key: SecretStr | None = Field(
+        None, description="The key CLI commands send to the service (`Authorization: Bearer`)."
+    )
+
+    # Ad-hoc Cypher (POST /cypher).
+    cypher_timeout_s: float = Field(10.0, description="Longest an ad-hoc query may run.")
+    cypher_max_rows: int = Field(1000, description="Most rows an ad-hoc query returns.")
+    cypher_max_length: int = Field(20_000, description="Longest ad-hoc query text accepted.")
+
+    # Audits (GET /audits/{name}).
+    audit_candidate_scan: int = Field(
+        20_000,
+        ge=1,
+        description="Most candidate rows one page of an audit that finishes its rule in the "
+        "service reads (degraded_updates, deleted_then_needed, retrieval_misses); a page that "
+        "reaches it may come back short, with next_skip to go on.",
+    )
+
     # HTTP server (memtrace serve).
     host: str = Field("127.0.0.1", description="Address `memtrace serve` binds.")
     port: int = Field(8000, description="Port `memtrace serve` binds.")

@@ -19,6 +19,8 @@ def responses(*codes: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI entries for the error codes a route can answer."""
     described = {
         400: "The body cannot be decoded; details says where",
+        401: "API keys are on and the request has no valid bearer key",
+        403: "The API key is not bound to this project",
         404: "Not found in this project",
         409: "An id already names something different",
         413: "Batch over the size limit",
@@ -27,3 +29,7 @@ def responses(*codes: int) -> dict[int | str, dict[str, Any]]:
         503: "Neo4j unreachable; retry after Retry-After seconds",
     }
     return {code: {"model": ErrorBody, "description": described[code]} for code in codes}
+
+
+AUTH = (401, 403)
+"""Every route behind the API-key guard can answer these (when keys are configured)."""

@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from service.dependencies import ProjectDep, SessionDep, SettingsDep
+from service.routes.errors import responses
+from service.services.adhoc import CypherRequest, CypherResult, run_cypher
+
+router = APIRouter(tags=["audits"])
+
+
+@router.post("/cypher", response_model=CypherResult, responses=responses(400, 422, 503))
+async def post_cypher(
+    request: CypherRequest,
+    session: SessionDep,
+    settings: SettingsDep,
+    project: ProjectDep = "default",
+) -> CypherResult:
+    """Run one read-only Cypher query over one project's graph.
+
+    Neo4j plans the query first: anything but a read (query type ``r``), and any read that does
+    not start from nodes pinned to ``$project`` (e.g. ``(u:Unit {project: $project})``), is
+    refused with a 400 listing the reasons, before anything runs. The query then runs in a
+    read-access transaction with a timeout and a row limit. ``$project`` is provided.
+    """
+    return await run_cypher(session, request, project, settings)
