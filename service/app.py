@@ -16,7 +16,17 @@ from service.auth import KeyConfigError, authorize, load_keys
 from service.body_limit import BodyLimitMiddleware
 from service.db import apply_schema, create_driver
 from service.errors import MemTraceError, RetryableError, StoreUnavailable, Unauthorized
-from service.routes import attribution, cases, cypher, health, imports, otlp, traces
+from service.routes import (
+    attribution,
+    audits,
+    cases,
+    cypher,
+    health,
+    imports,
+    otlp,
+    reports,
+    traces,
+)
 from service.routes.errors import AUTH, responses
 from service.settings import Settings, get_settings
 
@@ -93,7 +103,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_batch_bytes)
     install_error_handlers(app, settings)
-    routers = (traces, otlp, imports, cases, attribution, cypher, health)
+    routers = (traces, otlp, imports, cases, attribution, reports, audits, cypher, health)
     for module in routers:
         # With API keys configured, everything but the health probes needs one (service.auth).
         guarded = module is not health

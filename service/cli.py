@@ -21,8 +21,24 @@ from rich.progress import (
 from ingest.execution_graph import iter_graph_files, load_execution_graph
 from ingest.files import BatchFileError, count_operations, read_batches
 from ingest.sender import SendError, post_batch
+from service.audit_calls import (
+    AuditRequestError,
+    audits_table,
+    list_audits,
+    parse_params,
+    rows_table,
+    run_audit,
+    service_client,
+)
 from service.client_calls import AttributionRequestError, attribute_cases, attribution_table
 from service.neo4j_local import LocalNeo4j, Neo4jLaunchError
+from service.report_calls import (
+    ReportRequestError,
+    fetch_report,
+    report_client,
+    report_json,
+    report_tables,
+)
 from service.settings import get_settings
 
 app = typer.Typer(
@@ -153,6 +169,76 @@ def attribute(
         console.print_json(json.dumps(results))
     else:
         console.print(attribution_table(results))
+
+
+@app.command()
+def report(
+    project: Annotated[str, typer.Option(help="Project to report on.")] = "default",
+    system: Annotated[str | None, typer.Option(help="Only cases of this system.")] = None,
+    since: Annotated[str | None, typer.Option(help="Only cases answered at/after (ISO).")] = None,
+    until: Annotated[str | None, typer.Option(help="Only cases answered before (ISO).")] = None,
+    bucket: Annotated[str, typer.Option(help="Trend period: day or week.")] = "day",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    html: Annotated[
+        Path | None, typer.Option(help="Also write a self-contained HTML page with plots.")
+    ] = None,
+    url: Annotated[str | None, typer.Option(help="Service URL.")] = None,
+) -> None:
+    """How the project's attributed failures split by system, error type and operation."""
+    with report_client(url) as client:
+        try:
+            result = fetch_report(client, project, system, since, until, bucket)
+        except ReportRequestError as e:
+            err.print(f"[red]{e}[/red]")
+            raise typer.Exit(1) from e
+    if html is not None:
+        from service.report_html import render_report  # matplotlib: only when a page is asked for
+
+        html.write_text(render_report(result), encoding="utf-8")
+    if as_json:
+        console.print_json(report_json(result))
+    else:
+        for table in report_tables(result):
+            console.print(table)
+    if html is not None:
+        err.print(f"wrote {html}")
+
+
+@app.command()
+def audit(
+    name: Annotated[str | None, typer.Argument(help="The audit to run; none lists them.")] = None,
+    param: Annotated[
+        list[str] | None, typer.Option("--param", "-p", help="An audit parameter, NAME=VALUE.")
+    ] = None,
+    project: Annotated[str, typer.Option(help="Project to audit.")] = "default",
+    skip: Annotated[int, typer.Option(min=0, help="Rows to skip (next_skip pages).")] = 0,
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="At most this many rows.")] = 100,
+    show_list: Annotated[bool, typer.Option("--list", help="List the audits.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    url: Annotated[str | None, typer.Option(help="Service URL.")] = None,
+) -> None:
+    """Run an audit of the project's graph (lost messages, degraded updates, ...) and print its
+    rows; without NAME (or with --list), list the audits. Exit code 2 for an unknown audit or a
+    bad parameter, 1 when the service fails or cannot be reached."""
+    try:
+        params = parse_params(param or [])
+    except ValueError as e:
+        err.print(f"[red]{e}[/red]")
+        raise typer.Exit(2) from e
+    listing = name is None or show_list
+    with service_client(url) as client:
+        try:
+            if listing:
+                audits = list_audits(client)
+            else:
+                page = run_audit(client, str(name), project, params, skip, limit)
+        except AuditRequestError as e:
+            err.print(f"[red]{e}[/red]", highlight=False)
+            raise typer.Exit(2 if e.usage else 1) from e
+    if as_json:
+        console.print_json(json.dumps(audits if listing else page))
+    else:
+        console.print(audits_table(audits) if listing else rows_table(page))
 
 
 @app.command("import-graph")

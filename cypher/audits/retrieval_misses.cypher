@@ -1,0 +1,83 @@
+// Failed cases whose answer was held by a memory live at question time that the answer's
+// context lacks. Question time: the earliest ts of an operation producing the case's answer
+// unit. The answer's lineage (what it depends on, at most 20 relationships back) must hold a
+// retrieval operation. A memory (unit of kind memory) is considered when it descends from the
+// case's evidence units (at most 20 relationships forward) and was produced before the
+// question. It was live unless, before the question, an operation of another kind than
+// retrieval, response, evaluation consumed it and produced a memory or tombstone (of the same
+// entry, for a version of an entry: memory_id set), or any operation that ran after its
+// producer produced another memory or tombstone of its entry. It reached the context when an
+// output of a lineage retrieval contains its content verbatim, when the answer's operation
+// consumed it directly, or when a lineage retrieval without any output content consumed it.
+// With $needles, the memory must contain (lower-cased) at least $min_answer_coverage percent
+// of the case's needles: a cheap superset of the service's rule, which then keeps the memories
+// carrying at least that percentage of the expected answer's content words while the lineage
+// retrievals' outputs do not (rows carry the expected answer, the memory's content and those
+// outputs' texts for it). In case id, memory id order.
+// $params: project (string), skip (int: candidates to skip), limit (int: candidates to read),
+//          min_answer_coverage (int: percent, 0-100),
+//          needles (map: failed case id -> list of word stems of its expected answer; or null
+//                   to report every structural candidate)
+MATCH (c:Case {project: $project, verdict: 'failed'})-[:ANSWERED_BY]->(a:Unit)-[:PRODUCED_BY]->(r:Operation)
+WITH c, a, min(r.ts) AS asked, collect(r) AS answering
+CALL (a) {
+  MATCH (a)-[:PRODUCED_BY|CONSUMES*0..20]->(o)
+  WITH DISTINCT o
+  WHERE o:Operation AND o.kind = 'retrieval'
+  RETURN collect(o) AS retrievals,
+         [o IN collect(o) WHERE NOT EXISTS {
+           MATCH (o)-[:PRODUCES]->(y:Unit) WHERE y.content IS NOT NULL
+         }] AS textless,
+         COLLECT {
+           MATCH (o)-[:PRODUCES]->(y:Unit) WHERE y.content IS NOT NULL RETURN y.content
+         } AS texts
+}
+WITH c, asked, answering, retrievals, textless, texts
+WHERE size(retrievals) > 0
+MATCH (c)-[:EVIDENCE]->(e:Unit)
+CALL (e) {
+  MATCH (e)<-[:PRODUCED_BY|CONSUMES*0..20]-(v)
+  WITH DISTINCT v
+  WHERE v.kind = 'memory'
+  RETURN v
+}
+WITH c, asked, answering, retrievals, textless, texts, v, collect(DISTINCT e.id) AS evidence,
+     coalesce($needles[c.id], []) AS needles
+WHERE ($needles IS NULL
+    OR size([s IN needles WHERE toLower(v.content) CONTAINS s]) * 100
+       >= $min_answer_coverage * size(needles))
+  AND NOT any(text IN texts WHERE text CONTAINS v.content)
+  AND NOT EXISTS {
+    MATCH (o:Operation)-[:CONSUMES]->(v)
+    WHERE o IN answering OR o IN textless
+  }
+OPTIONAL MATCH (v)-[:PRODUCED_BY]->(p:Operation)
+WITH c, asked, retrievals, texts, v, evidence, coalesce(min(p.ts), v.ts) AS born
+WHERE born < asked
+  AND NOT EXISTS {
+    MATCH (o:Operation)-[:CONSUMES]->(v)
+    WHERE o.ts < asked AND NOT o.kind IN ['retrieval', 'response', 'evaluation']
+      AND EXISTS {
+        MATCH (o)-[:PRODUCES]->(w:Unit)
+        WHERE w.kind IN ['memory', 'tombstone'] AND w <> v
+          AND (v.memory_id IS NULL OR w.memory_id = v.memory_id)
+      }
+  }
+  AND NOT (v.memory_id IS NOT NULL AND EXISTS {
+    MATCH (w:Unit {project: $project, memory_id: v.memory_id})-[:PRODUCED_BY]->(o:Operation)
+    WHERE w <> v AND w.kind IN ['memory', 'tombstone'] AND born < o.ts < asked
+  })
+RETURN c.id AS case,
+       v.id AS memory,
+       v.memory_id AS memory_id,
+       born AS produced_at,
+       asked AS answered_at,
+       evidence,
+       [o IN retrievals | o.id] AS retrievals,
+       [o IN retrievals WHERE (o)-[:CONSUMES]->(v) | o.id] AS read_by,
+       c.expected_answer AS _expected_answer,
+       v.content AS _content,
+       texts AS _texts
+ORDER BY c.id, v.id
+SKIP $skip
+LIMIT $limit

@@ -1,0 +1,122 @@
+"""HTTP calls ``memtrace audit`` makes to a running service, and the tables it prints."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+from rich.table import Table
+
+
+class AuditRequestError(RuntimeError):
+    """The service refused or failed an audit request. ``usage`` is True when the caller asked
+    for something wrong (an unknown audit, a bad parameter), False when the service failed."""
+
+    def __init__(self, message: str, *, usage: bool) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+def _checked(response: httpx.Response) -> Any:
+    if response.status_code == 200:
+        return response.json()
+    message = response.text[:2000]
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and "message" in body:
+        message = str(body["message"])
+        details = body.get("details")
+        if isinstance(details, list):  # validation problems: say where each one is
+            message += "".join(
+                f"\n  {'.'.join(map(str, d.get('loc', [])))}: {d.get('msg', '')}"
+                for d in details
+                if isinstance(d, dict)
+            )
+    usage = response.status_code in (400, 404, 422)
+    raise AuditRequestError(f"HTTP {response.status_code}: {message}", usage=usage)
+
+
+def _get(client: httpx.Client, path: str, params: Sequence[tuple[str, str | int]]) -> Any:
+    try:
+        return _checked(client.get(path, params=list(params)))
+    except httpx.TransportError as e:
+        raise AuditRequestError(
+            f"cannot reach the service at {client.base_url}: {type(e).__name__}", usage=False
+        ) from e
+
+
+def parse_params(pairs: Sequence[str]) -> list[tuple[str, str]]:
+    """``--param k=v`` options as (k, v); ``ValueError`` naming the first malformed one."""
+    parsed = []
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--param {pair!r} is not of the form NAME=VALUE")
+        parsed.append((key.strip(), value))
+    return parsed
+
+
+def list_audits(client: httpx.Client) -> list[dict[str, Any]]:
+    """``GET /audits``: every audit the service knows."""
+    result: list[dict[str, Any]] = _get(client, "/audits", [])
+    return result
+
+
+def run_audit(
+    client: httpx.Client,
+    name: str,
+    project: str,
+    params: Sequence[tuple[str, str]],
+    skip: int,
+    limit: int,
+) -> dict[str, Any]:
+    """``GET /audits/{name}``: one page of rows (``rows``, ``columns``, ``next_skip``)."""
+    query: list[tuple[str, str | int]] = [("project", project), ("skip", skip), ("limit", limit)]
+    page: dict[str, Any] = _get(client, f"/audits/{name}", [*query, *params])
+    return page
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, list):
+        return ", ".join(_cell(v) for v in value) or "-"
+    return str(value)
+
+
+def audits_table(audits: list[dict[str, Any]]) -> Table:
+    """The audit catalogue: name, what it reports, its parameters with defaults."""
+    table = Table("audit", "reports", "parameters (default)", title="audits")
+    for audit in audits:
+        params = ", ".join(
+            f"{p['name']}: {p['type']} ({_cell(p['default'])})" for p in audit["parameters"]
+        )
+        table.add_row(audit["name"], audit["description"], params or "-")
+    return table
+
+
+def rows_table(page: dict[str, Any]) -> Table:
+    """One page of an audit's rows, one column per declared column."""
+    shown = len(page["rows"])
+    more = f"; more with --skip {page['next_skip']}" if page["next_skip"] is not None else ""
+    table = Table(
+        *page["columns"],
+        title=f"{page['audit']} in project {page['project']!r}: {shown} row(s){more}",
+    )
+    for row in page["rows"]:
+        table.add_row(*(_cell(row.get(c)) for c in page["columns"]))
+    return table
+
+
+def service_client(url: str | None) -> httpx.Client:
+    """A client for the service at ``url`` (``MEMTRACE_URL`` by default), sending the CLI's API
+    key (``MEMTRACE_API_KEY``) when one is set."""
+    from service.settings import get_settings
+
+    settings = get_settings()
+    key = settings.api_key.get_secret_value() if settings.api_key else None
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return httpx.Client(base_url=url or settings.url, timeout=300, headers=headers)

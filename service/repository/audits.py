@@ -1,0 +1,91 @@
+"""Running an audit's statement for one page of rows, in one read transaction.
+
+Audits whose rule ends in Python (a ``keep`` filter) page over candidates: the statement runs
+once from ``skip`` with ``scan`` as its limit, and its rows are read as they stream in until
+``limit`` rows are kept and one more is found; the next page starts at that candidate. A page
+that reads ``scan`` candidates stops there, possibly short, with a ``next_skip`` to go on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from neo4j import AsyncManagedTransaction, AsyncResult, AsyncSession, Record
+from neo4j.time import Date, DateTime
+
+from cypher import query
+from graph_schema.audits import AuditRow as Row
+from graph_schema.audits import RowFilter
+from service.db import store_errors
+
+
+def _native(value: Any) -> Any:
+    if isinstance(value, DateTime | Date):
+        return value.to_native()
+    if isinstance(value, list):
+        return [_native(v) for v in value]
+    return value
+
+
+def _row(record: Record) -> Row:
+    return {k: _native(v) for k, v in record.data().items()}
+
+
+async def _run(
+    tx: AsyncManagedTransaction, statement: str, params: Mapping[str, Any], skip: int, limit: int
+) -> AsyncResult:
+    return await tx.run(query(statement), {**params, "skip": skip, "limit": limit})
+
+
+async def _page(
+    tx: AsyncManagedTransaction,
+    statement: str,
+    params: Mapping[str, Any],
+    skip: int,
+    limit: int,
+    keep: RowFilter | None,
+    scan: int,
+) -> tuple[list[Row], int | None]:
+    if keep is None:
+        rows = [_row(r) async for r in await _run(tx, statement, params, skip, limit + 1)]
+        return rows[:limit], skip + limit if len(rows) > limit else None
+    kept: list[Row] = []
+    read = 0
+    candidates = await _run(tx, statement, params, skip, scan)
+    async for record in candidates:
+        row = keep(_row(record), params)
+        if row is not None:
+            if len(kept) == limit:  # one more row exists: the next page starts with it
+                await candidates.consume()  # discards the rest without fetching it
+                return kept, skip + read
+            kept.append(row)
+        read += 1
+    return kept, skip + read if read == scan else None
+
+
+@store_errors
+async def audit_page(
+    session: AsyncSession,
+    statement: str,
+    params: Mapping[str, Any],
+    skip: int,
+    limit: int,
+    keep: RowFilter | None,
+    scan: int,
+) -> tuple[list[Row], int | None]:
+    """Rows of ``statement`` (an ``audits/<name>`` statement; ``params`` hold ``project``) from
+    ``skip``, at most ``limit`` of them, and the ``skip`` of the next page (None at the end).
+    With ``keep``, at most ``scan`` candidates are read."""
+    return await session.execute_read(_page, statement, params, skip, limit, keep, scan)
+
+
+@store_errors
+async def failed_case_answers(session: AsyncSession, project: str) -> dict[str, str]:
+    """``{case id: expected answer}`` of the project's failed cases."""
+
+    async def work(tx: AsyncManagedTransaction) -> dict[str, str]:
+        result = await tx.run(query("audit_inputs/failed_answers"), project=project)
+        return {r["id"]: r["expected_answer"] or "" async for r in result}
+
+    return await session.execute_read(work)

@@ -1,0 +1,50 @@
+"""GET /audits (the catalogue) and GET /audits/{name} (one page of an audit's rows)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+
+from graph_schema.audits import AuditInfo, AuditPage
+from service.dependencies import ProjectDep, SessionDep, SettingsDep
+from service.routes.errors import responses
+from service.services import audits
+
+router = APIRouter(prefix="/audits", tags=["audits"])
+
+
+@router.get("", response_model=list[AuditInfo])
+async def list_audits() -> list[AuditInfo]:
+    """Every audit with its description, its own parameters (types, defaults) and its columns.
+
+    Every audit also takes ``project``, ``skip`` and ``limit``.
+    """
+    return audits.list_audits()
+
+
+@router.get("/{name}", response_model=AuditPage, responses=responses(404, 422, 503))
+async def run_audit(
+    name: str,
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    project: ProjectDep = "default",
+    skip: Annotated[int, Query(ge=0, description="Start here; use next_skip to page.")] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000, description="At most this many rows.")] = 100,
+) -> AuditPage:
+    """One page of the audit's rows for the project, read in one read transaction.
+
+    The audit's own parameters are further query parameters (see ``GET /audits``); an unknown
+    one is refused (422) rather than ignored, so a typo never silently runs the defaults. Page
+    with ``next_skip``: audits that finish their rule in the service count candidates there,
+    and a page may come back short (``MEMTRACE_AUDIT_CANDIDATE_SCAN``) with more to come.
+    """
+    given = [
+        (key, value)
+        for key, value in request.query_params.multi_items()
+        if key not in audits.COMMON_PARAMETERS
+    ]
+    return await audits.run_audit(
+        session, project, name, given, skip, limit, settings.audit_candidate_scan
+    )
