@@ -1,0 +1,26 @@
+// One row per case of a project with what an error report counts: its verdict, system and time
+// (rules in graph_schema/reports.py), its stored attribution if any and the blamed operation.
+// $params: project (string), system (string or null: only cases of this system),
+//          since (datetime or null: only cases at or after it),
+//          until (datetime or null: only cases before it)
+// (`c.id IS NOT NULL` lets the planner seek the (project, id) key index instead of scanning
+// every project's cases.)
+MATCH (c:Case {project: $project})
+WHERE c.id IS NOT NULL
+OPTIONAL MATCH (c)-[:ATTRIBUTED]->(a:Attribution)
+OPTIONAL MATCH (a)-[:BLAMES]->(o:Operation)
+WITH c, a, o, head(COLLECT { MATCH (c)-[:ANSWERED_BY]->(u:Unit) RETURN u ORDER BY u.id }) AS answer
+WITH c, a, o, answer,
+     head(COLLECT {
+       MATCH (answer)-[:PRODUCED_BY]->(p:Operation)
+       WHERE p.system IS NOT NULL
+       RETURN p.system ORDER BY p.ts, p.id
+     }) AS answer_system
+WITH c, a, o, coalesce(answer_system, o.system) AS system, coalesce(answer.ts, a.created_at) AS at
+WHERE ($system IS NULL OR system = $system)
+  AND ($since IS NULL OR at >= $since)
+  AND ($until IS NULL OR at < $until)
+RETURN c.id AS case_id, c.verdict AS verdict, system, at,
+       a.status AS status, a.error_type AS error_type, a.result AS result,
+       o.id AS operation_id, o.name AS operation_name, o.system AS operation_system,
+       o.attributes AS operation_attributes

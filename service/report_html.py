@@ -1,0 +1,240 @@
+"""The error report as one self-contained HTML page: inline CSS, plots as embedded SVG images.
+
+Names, systems and prompts are user data: every value reaches the page through ``_e``
+(``html.escape``), and the plots are ``<img>`` data URIs, so nothing from the graph can become
+markup or script. The page needs no network and no JavaScript.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from datetime import date
+from html import escape
+
+from graph_schema.reports import Report
+from service.report_plots import blamed_operations, errors_over_time, errors_per_system
+
+MAX_TABLE_ROWS = 200
+
+_CSS = """
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #222;
+       margin: 2rem auto; max-width: 1100px; padding: 0 1rem; }
+h1 { font-size: 1.6rem; margin-bottom: .2rem; }
+h2 { font-size: 1.2rem; margin-top: 2.2rem; border-bottom: 1px solid #ddd; padding-bottom: .2rem; }
+.meta { color: #666; margin-top: 0; }
+.cards { display: flex; flex-wrap: wrap; gap: .6rem; margin: 1rem 0; }
+.card { border: 1px solid #ddd; border-radius: 6px; padding: .5rem .9rem; min-width: 8rem; }
+.card .n { font-size: 1.5rem; font-weight: 600; }
+.card .k { color: #666; font-size: .85rem; }
+table { border-collapse: collapse; margin: .6rem 0; }
+th, td { border-bottom: 1px solid #e5e5e5; padding: .25rem .7rem; text-align: left; }
+th { background: #f6f6f6; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+img.plot { display: block; max-width: 100%; margin: .8rem 0; }
+.note { color: #666; font-size: .9rem; }
+code { background: #f3f3f3; padding: 0 .25rem; border-radius: 3px; }
+"""
+
+
+def _e(value: object) -> str:
+    """Any value as escaped HTML text; None shows as an em dash."""
+    return "—" if value is None else escape(str(value), quote=True)
+
+
+def _num(value: float | int) -> str:
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:,.2f}" if abs(value) >= 1 else f"{value:.3g}"
+    return f"{int(value):,}"
+
+
+def _pct(share: float) -> str:
+    return f"{share * 100:.1f}%"
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[object]], numeric: set[int]) -> str:
+    """A table; columns in ``numeric`` are right-aligned and formatted as numbers."""
+    head = "".join(
+        f'<th class="num">{_e(h)}</th>' if i in numeric else f"<th>{_e(h)}</th>"
+        for i, h in enumerate(headers)
+    )
+    body = []
+    for row in rows:
+        cells = "".join(
+            f'<td class="num">{_e(_num(v) if isinstance(v, int | float) else v)}</td>'
+            if i in numeric
+            else f"<td>{_e(v)}</td>"
+            for i, v in enumerate(row)
+        )
+        body.append(f"<tr>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _cut(rows: list[Sequence[object]], what: str, limit: int = MAX_TABLE_ROWS) -> str:
+    """A note under a table cut at ``limit`` rows (the JSON report has them all)."""
+    if len(rows) <= limit:
+        return ""
+    return f'<p class="note">{_e(len(rows) - limit)} more {_e(what)} in the JSON report.</p>'
+
+
+def _plot(uri: str, alt: str) -> str:
+    return f'<img class="plot" alt="{_e(alt)}" src="{_e(uri)}">'
+
+
+def _header(report: Report) -> str:
+    f = report.filters
+    window = [
+        f"system <code>{_e(f.system)}</code>" if f.system is not None else "every system",
+        f"since {_e(f.since.isoformat())}" if f.since else "",
+        f"until {_e(f.until.isoformat())}" if f.until else "",
+    ]
+    return (
+        f"<h1>MemTrace error report: {_e(report.project)}</h1>"
+        f'<p class="meta">{", ".join(w for w in window if w)}; generated '
+        f"{_e(report.generated_at.strftime('%Y-%m-%d %H:%M:%S UTC'))}</p>"
+    )
+
+
+def _cards(report: Report) -> str:
+    t = report.totals
+    items = [
+        ("cases", t.cases),
+        ("failed", t.failed),
+        ("attributed", t.attributed),
+        ("inconclusive", t.inconclusive),
+        ("unanswerable", t.unanswerable),
+        ("not failed", t.not_failed),
+        ("failed, not yet attributed", t.failed_unattributed),
+    ]
+    cards = "".join(
+        f'<div class="card"><div class="n">{_e(_num(n))}</div><div class="k">{_e(k)}</div></div>'
+        for k, n in items
+    )
+    return f'<h2>Totals</h2><div class="cards">{cards}</div>'
+
+
+def _per_system(report: Report) -> str:
+    types = [row.error_type for row in report.by_error_type]
+    rows: list[Sequence[object]] = [
+        [s.system if s.system is not None else "(none)"]
+        + [s.by_error_type.get(t, 0) for t in types]
+        + [s.count]
+        for s in report.by_system
+    ]
+    by_type: list[Sequence[object]] = [
+        [row.error_type, row.count, _pct(row.share)] for row in report.by_error_type
+    ]
+    numeric = set(range(1, len(types) + 2))
+    return (
+        "<h2>Error types per system</h2>"
+        + _plot(errors_per_system(report), "stacked bars: error types per system")
+        + _table(["system", *types, "total"], rows[:MAX_TABLE_ROWS], numeric)
+        + _cut(rows, "systems")
+        + _table(["error type", "attributed failed cases", "share"], by_type, {1, 2})
+    )
+
+
+def _operations(report: Report) -> str:
+    rows: list[Sequence[object]] = [
+        [op.operation_name, op.system, op.count, _pct(op.share), op.operations]
+        for op in report.top_operations
+    ]
+    headers = ["operation", "system", "blamed", "share", "distinct operations"]
+    return (
+        "<h2>Most blamed operations</h2>"
+        + _plot(blamed_operations(report), "horizontal bars: the most blamed operations")
+        + _table(headers, rows[:MAX_TABLE_ROWS], {2, 3, 4})
+        + _cut(rows, "operations")
+    )
+
+
+def _prompts(report: Report) -> str:
+    if not report.top_prompts:
+        return (
+            '<h2>Most blamed prompts</h2><p class="note">No blamed operation carries a '
+            "<code>prompt</code> attribute.</p>"
+        )
+    rows: list[Sequence[object]] = [
+        [p.prompt, ", ".join(p.operation_names), p.count, _pct(p.share)] for p in report.top_prompts
+    ]
+    return (
+        "<h2>Most blamed prompts</h2>"
+        + _table(["prompt", "operations", "blamed", "share"], rows[:MAX_TABLE_ROWS], {2, 3})
+        + _cut(rows, "prompts")
+    )
+
+
+def _over_time(report: Report) -> str:
+    types = [row.error_type for row in report.by_error_type]
+    per: dict[date, Counter[str]] = defaultdict(Counter)
+    for row in report.trend:
+        per[row.period][row.error_type] += row.count
+    rows: list[Sequence[object]] = [
+        [period.isoformat()] + [per[period][t] for t in types] + [per[period].total()]
+        for period in sorted(per)
+    ]
+    return (
+        f"<h2>Error types per {_e(report.filters.bucket)}</h2>"
+        + _plot(errors_over_time(report), "lines: error types over time")
+        + _table(
+            [report.filters.bucket, *types, "total"],
+            rows[:MAX_TABLE_ROWS],
+            set(range(1, len(types) + 2)),
+        )
+        + _cut(rows, "periods")
+    )
+
+
+def _breakdown(report: Report) -> str:
+    rows: list[Sequence[object]] = [
+        [r.system if r.system is not None else "(none)", r.error_type, r.operation_name, r.count]
+        for r in report.rows
+    ]
+    return (
+        "<h2>Attributed failed cases by system, error type and operation</h2>"
+        + _table(["system", "error type", "blamed operation", "cases"], rows[:MAX_TABLE_ROWS], {3})
+        + _cut(rows, "rows")
+    )
+
+
+def _cost(report: Report) -> str:
+    c = report.cost
+    rows: list[Sequence[object]] = [
+        ["LLM calls", c.llm_calls, c.mean_llm_calls],
+        ["input tokens", c.input_tokens, c.mean_input_tokens],
+        ["output tokens", c.output_tokens, c.mean_output_tokens],
+        ["seconds", c.seconds, c.mean_seconds],
+    ]
+    return (
+        "<h2>Attribution cost</h2>"
+        + f'<p class="note">Over the {_e(_num(c.attributions))} stored attribution(s) in scope.</p>'
+        + _table(["", "total", "mean per attribution"], rows, {1, 2})
+    )
+
+
+_RULES = (
+    '<p class="note">A case belongs to the system of the operation that produced its answer '
+    "(else to the blamed operation's). Its time is its answer's timestamp (else the "
+    "attribution's); periods are UTC days or weeks from Monday. Counts are of stored "
+    "attributions with status <code>attributed</code>.</p>"
+)
+
+
+def render_report(report: Report) -> str:
+    """The whole page for ``report``."""
+    sections = [
+        _header(report),
+        _cards(report),
+        _per_system(report),
+        _operations(report),
+        _prompts(report),
+        _over_time(report),
+        _breakdown(report),
+        _cost(report),
+        _RULES,
+    ]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>MemTrace error report: {_e(report.project)}</title>"
+        f"<style>{_CSS}</style></head><body>\n" + "\n".join(sections) + "\n</body></html>\n"
+    )

@@ -1,0 +1,61 @@
+"""Error-distribution reports of a project's stored attributions, as JSON and as an HTML page."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query
+from fastapi.responses import HTMLResponse
+
+from graph_schema.reports import Bucket, Report, ReportFilters
+from service.dependencies import ProjectDep, SessionDep
+from service.routes.errors import responses
+from service.services import reports
+
+router = APIRouter(tags=["reports"])
+
+
+def _filters(
+    system: Annotated[
+        str | None, Query(description="Only cases of this system (their answer's producer's).")
+    ] = None,
+    since: Annotated[
+        datetime | None,
+        Query(description="Only cases answered at or after this time (no zone: UTC)."),
+    ] = None,
+    until: Annotated[
+        datetime | None, Query(description="Only cases answered before this time (no zone: UTC).")
+    ] = None,
+    bucket: Annotated[Bucket, Query(description="Period of the trend: UTC day or week.")] = "day",
+) -> ReportFilters:
+    return ReportFilters(system=system, since=since, until=until, bucket=bucket)
+
+
+FiltersDep = Annotated[ReportFilters, Depends(_filters)]
+
+
+@router.get("/report", response_model=Report, responses=responses(422, 503))
+async def get_report(
+    session: SessionDep, filters: FiltersDep, project: ProjectDep = "default"
+) -> Report:
+    """Counts of the project's attributed failed cases by system, error type and operation,
+    the most blamed operations and prompts, attribution cost, and a trend over time.
+
+    A case's system is the system of the operation that produced its answer (else the blamed
+    operation's); its time is its answer's ``ts`` (else the attribution's ``created_at``).
+    ``since`` is inclusive, ``until`` exclusive. An empty project gives zeros.
+    """
+    return await reports.build_report(session, project, filters)
+
+
+@router.get(
+    "/report.html",
+    response_class=HTMLResponse,
+    responses={200: {"content": {"text/html": {}}}, **responses(422, 503)},
+)
+async def get_report_html(
+    session: SessionDep, filters: FiltersDep, project: ProjectDep = "default"
+) -> HTMLResponse:
+    """The same report as one self-contained HTML page with its plots embedded (no network)."""
+    return HTMLResponse(await reports.build_report_html(session, project, filters))

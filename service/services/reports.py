@@ -1,0 +1,216 @@
+"""Error-distribution reports: counting a project's stored attributions, as JSON or as HTML.
+
+The repository hands over one row per case; everything here is counting those rows, so every
+number of a report can be re-derived from ``GET /attributions`` and ``GET /cases``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from datetime import UTC, date, datetime, timedelta
+from typing import get_args
+
+from neo4j import AsyncSession
+
+from graph_schema.reports import (
+    BlamedOperationCount,
+    BlamedPromptCount,
+    Bucket,
+    CostTotals,
+    ErrorBreakdownRow,
+    ErrorTypeCount,
+    Report,
+    ReportFilters,
+    ReportTotals,
+    SystemCount,
+    TrendRow,
+)
+from service.attribution.models import ErrorType
+from service.errors import InvalidInput
+from service.repository import reports
+from service.repository.reports import CaseRow
+
+ERROR_TYPES: tuple[str, ...] = get_args(ErrorType)
+"""The taxonomy, in the order of the paper (construction first, response last)."""
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    """Times without a zone are taken as UTC (Neo4j will not compare them with zoned ones)."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
+
+
+def check_filters(filters: ReportFilters) -> ReportFilters:
+    """The filters with zoned times; ``InvalidInput`` when the window is empty by construction."""
+    since, until = _aware(filters.since), _aware(filters.until)
+    if since is not None and until is not None and since >= until:
+        raise InvalidInput(
+            "since must be before until (since is inclusive, until exclusive)",
+            details=[{"loc": ["query", "since"], "msg": "not before until"}],
+        )
+    return filters.model_copy(update={"since": since, "until": until})
+
+
+def period_start(moment: datetime, bucket: Bucket) -> date:
+    """The UTC day of ``moment``, or the Monday of its week."""
+    day = moment.astimezone(UTC).date()
+    return day - timedelta(days=day.weekday()) if bucket == "week" else day
+
+
+def _share(count: int, whole: int) -> float:
+    return round(count / whole, 4) if whole else 0.0
+
+
+def _totals(rows: list[CaseRow]) -> ReportTotals:
+    status = Counter(r.status for r in rows if r.status)
+    return ReportTotals(
+        cases=len(rows),
+        failed=sum(r.verdict == "failed" for r in rows),
+        attributions=sum(status.values()),
+        attributed=status["attributed"],
+        inconclusive=status["inconclusive"],
+        not_failed=status["not_failed"],
+        unanswerable=status["unanswerable"],
+        failed_unattributed=sum(r.verdict == "failed" and r.status is None for r in rows),
+    )
+
+
+def _breakdown(attributed: list[CaseRow]) -> list[ErrorBreakdownRow]:
+    counts = Counter((r.system, r.error_type or "", r.operation_name) for r in attributed)
+    ordered = sorted(
+        counts.items(), key=lambda kv: (-kv[1], str(kv[0][0]), kv[0][1], str(kv[0][2]))
+    )
+    return [
+        ErrorBreakdownRow(system=s, error_type=e, operation_name=o, count=n)
+        for (s, e, o), n in ordered
+    ]
+
+
+def _by_error_type(attributed: list[CaseRow]) -> list[ErrorTypeCount]:
+    counts = Counter(r.error_type for r in attributed)
+    known = [*ERROR_TYPES, *sorted(str(t) for t in counts if t not in ERROR_TYPES)]
+    return [
+        ErrorTypeCount(error_type=t, count=counts[t], share=_share(counts[t], len(attributed)))
+        for t in known
+    ]
+
+
+def _by_system(attributed: list[CaseRow]) -> list[SystemCount]:
+    per: dict[str | None, Counter[str]] = defaultdict(Counter)
+    for r in attributed:
+        per[r.system][r.error_type or ""] += 1
+    ordered = sorted(per.items(), key=lambda kv: (-kv[1].total(), str(kv[0])))
+    return [
+        SystemCount(system=s, count=c.total(), by_error_type={t: c[t] for t in ERROR_TYPES if c[t]})
+        for s, c in ordered
+    ]
+
+
+def _top_operations(attributed: list[CaseRow]) -> list[BlamedOperationCount]:
+    ids: dict[tuple[str | None, str | None], set[str]] = defaultdict(set)
+    counts: Counter[tuple[str | None, str | None]] = Counter()
+    for r in attributed:
+        key = (r.operation_name, r.operation_system)
+        counts[key] += 1
+        if r.operation_id:
+            ids[key].add(r.operation_id)
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0][0]), str(kv[0][1])))
+    return [
+        BlamedOperationCount(
+            operation_name=name,
+            system=system,
+            count=n,
+            share=_share(n, len(attributed)),
+            operations=len(ids[(name, system)]),
+        )
+        for (name, system), n in ordered
+    ]
+
+
+def _top_prompts(attributed: list[CaseRow]) -> list[BlamedPromptCount]:
+    counts: Counter[str] = Counter()
+    names: dict[str, set[str]] = defaultdict(set)
+    for r in attributed:
+        if r.prompt is None:
+            continue
+        counts[r.prompt] += 1
+        if r.operation_name:
+            names[r.prompt].add(r.operation_name)
+    return [
+        BlamedPromptCount(
+            prompt=prompt,
+            count=n,
+            share=_share(n, len(attributed)),
+            operation_names=sorted(names[prompt]),
+        )
+        for prompt, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+
+
+def _cost(rows: Iterable[CaseRow]) -> CostTotals:
+    costs = [r.cost for r in rows if r.cost is not None]
+    n = len(costs)
+    llm_calls = sum(c.llm_calls for c in costs)
+    input_tokens = sum(c.input_tokens for c in costs)
+    output_tokens = sum(c.output_tokens for c in costs)
+    seconds = sum(c.seconds for c in costs)
+    return CostTotals(
+        attributions=n,
+        llm_calls=llm_calls,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        seconds=seconds,
+        mean_llm_calls=llm_calls / n if n else 0.0,
+        mean_input_tokens=input_tokens / n if n else 0.0,
+        mean_output_tokens=output_tokens / n if n else 0.0,
+        mean_seconds=seconds / n if n else 0.0,
+    )
+
+
+def _trend(attributed: list[CaseRow], bucket: Bucket) -> list[TrendRow]:
+    counts = Counter(
+        (period_start(r.at, bucket), r.error_type or "") for r in attributed if r.at is not None
+    )
+    order = {t: i for i, t in enumerate(ERROR_TYPES)}
+    return [
+        TrendRow(period=p, error_type=t, count=n)
+        for (p, t), n in sorted(counts.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], 99)))
+    ]
+
+
+def summarise(project: str, filters: ReportFilters, rows: list[CaseRow]) -> Report:
+    """The report of ``rows`` (cases already filtered). Attributed failed cases are those whose
+    stored attribution has status ``attributed``: only they have an error type."""
+    attributed = [r for r in rows if r.status == "attributed" and r.verdict == "failed"]
+    return Report(
+        project=project,
+        generated_at=datetime.now(UTC),
+        filters=filters,
+        totals=_totals(rows),
+        rows=_breakdown(attributed),
+        by_error_type=_by_error_type(attributed),
+        by_system=_by_system(attributed),
+        top_operations=_top_operations(attributed),
+        top_prompts=_top_prompts(attributed),
+        cost=_cost(rows),
+        trend=_trend(attributed, filters.bucket),
+    )
+
+
+async def build_report(session: AsyncSession, project: str, filters: ReportFilters) -> Report:
+    """The error report of ``project``; an empty project gives a report of zeros."""
+    filters = check_filters(filters)
+    rows = await reports.case_rows(session, project, filters.system, filters.since, filters.until)
+    return summarise(project, filters, rows)
+
+
+async def build_report_html(session: AsyncSession, project: str, filters: ReportFilters) -> str:
+    """The same report as one self-contained HTML page (plots embedded, no network needed)."""
+    from service.report_html import render_report  # matplotlib loads only when HTML is asked for
+
+    report = await build_report(session, project, filters)
+    # Drawing the plots takes a few hundred milliseconds: not on the event loop.
+    return await asyncio.to_thread(render_report, report)
