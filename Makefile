@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: install demo test lint stop bench clean
+.PHONY: install demo test lint browser stop bench clean
 
 $(BIN)/memtrace: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +29,23 @@ lint: install ## ruff and mypy
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-test: lint ## lint, then every test against a real Neo4j the tests start themselves
+# The case view's browser test (tests/test_ui.py) drives Debian's chromium through Playwright,
+# which never downloads a browser of its own here. A prerequisite of `test`, not of `install`,
+# so that `make demo` needs neither root nor a browser.
+MEMTRACE_TEST_CHROMIUM ?= /usr/bin/chromium
+export MEMTRACE_TEST_CHROMIUM
+browser: ## Debian's chromium for the browser test (apt-get install, as root, when missing)
+	@if [ -x "$(MEMTRACE_TEST_CHROMIUM)" ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+	  echo "tests/test_ui.py needs Chromium at $(MEMTRACE_TEST_CHROMIUM): as root run" \
+	    "'apt-get update && apt-get install -y chromium' (Debian), or set" \
+	    "MEMTRACE_TEST_CHROMIUM to a Chromium binary" >&2; \
+	  exit 1; \
+	fi; \
+	echo "installing Debian's chromium for tests/test_ui.py"; \
+	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
+
+test: lint browser ## lint, then every test against a real Neo4j the tests start themselves
 	$(BIN)/pytest
 
 stop: ## stop what `make demo` started

@@ -12,6 +12,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from service import ui
 from service.auth import KeyConfigError, authorize, load_keys
 from service.body_limit import BodyLimitMiddleware
 from service.db import apply_schema, create_driver
@@ -103,7 +104,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_batch_bytes)
     install_error_handlers(app, settings)
-    routers = (traces, otlp, imports, cases, attribution, reports, audits, cypher, health)
+    routers = (traces, otlp, imports, cases, attribution, reports, audits, ui, cypher, health)
     for module in routers:
         # With API keys configured, everything but the health probes needs one (service.auth).
         guarded = module is not health

@@ -1,0 +1,81 @@
+"""What the browser views show: a case with its ancestor subgraph and stored attribution, and
+the list of a project's cases with theirs.
+
+The views only read. A case that was never attributed is shown without an attribution (the page
+offers to run one through ``POST /attribute``); reading a page never starts an attribution.
+"""
+
+from __future__ import annotations
+
+from neo4j import AsyncSession
+from pydantic import BaseModel
+
+from graph_schema.views import CaseView, Subgraph
+from service.attribution.models import AttributionResult
+from service.errors import CaseNotFound
+from service.repository import attributions
+from service.repository import cases as case_store
+
+LIST_LIMIT = 1000
+"""Most cases the list page shows, and most stored attributions it joins them with."""
+
+
+class CasePage(BaseModel):
+    """Everything the case page draws. ``subgraph`` is None when the case names no answer unit."""
+
+    case: CaseView
+    subgraph: Subgraph | None
+    attribution: AttributionResult | None
+
+
+class CaseRow(BaseModel):
+    """One line of the case list: the case and, if it was attributed, what was blamed."""
+
+    id: str
+    verdict: str
+    attribution: AttributionResult | None
+
+
+class CaseList(BaseModel):
+    """The list page: ``truncated`` says there were more than ``limit`` cases."""
+
+    project: str
+    verdict: str | None
+    cases: list[CaseRow]
+    limit: int
+    truncated: bool
+
+
+async def case_page(session: AsyncSession, project: str, case_id: str, node_limit: int) -> CasePage:
+    """The case, its answer's ancestors (at most ``node_limit``) and its stored attribution.
+
+    Unlike ``GET /cases/{id}/subgraph``, a case without an answer unit is no error here: the page
+    still shows the question and says there is nothing to draw.
+    """
+    # The case and its ancestors come from one read transaction, so they always agree (the
+    # service's case_subgraph reads the same but keeps only the subgraph).
+    case, subgraph = await case_store.case_with_ancestors(session, project, case_id, node_limit)
+    if case is None:
+        raise CaseNotFound(f"no case {case_id!r} in project {project!r}")
+    stored = await attributions.get(session, project, case_id)
+    return CasePage(case=case, subgraph=subgraph, attribution=stored)
+
+
+async def case_list(session: AsyncSession, project: str, verdict: str | None) -> CaseList:
+    """The project's cases (those with ``verdict`` when given) with their stored attributions."""
+    rows = await case_store.list_cases(session, project, verdict, 0, LIST_LIMIT + 1)
+    no_filter: dict[str, str | None] = dict.fromkeys(
+        ("system", "error_type", "operation_name", "status")
+    )
+    stored = await attributions.list_results(session, project, no_filter, 0, LIST_LIMIT)
+    by_case = {result.case_id: result for result in stored}
+    return CaseList(
+        project=project,
+        verdict=verdict,
+        cases=[
+            CaseRow(id=row["id"], verdict=row["verdict"], attribution=by_case.get(row["id"]))
+            for row in rows[:LIST_LIMIT]
+        ],
+        limit=LIST_LIMIT,
+        truncated=len(rows) > LIST_LIMIT,
+    )

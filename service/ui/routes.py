@@ -1,0 +1,109 @@
+"""Routes of the browser views: ``/ui/cases/{id}``, ``/ui/cases``, and their static files.
+
+They read through ``service.services.ui`` like every other route; errors become small HTML pages
+(a person is reading), with the status code the JSON API would answer.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query, Response
+from fastapi.responses import HTMLResponse, RedirectResponse
+
+from graph_schema.models import Verdict
+from service.dependencies import ProjectDep, SessionDep, SettingsDep
+from service.errors import MemTraceError, NotFound, RetryableError
+from service.routes.errors import responses
+from service.services import ui
+from service.ui import pages
+from service.ui.assets import asset
+
+router = APIRouter(prefix="/ui", tags=["ui"])
+
+_PAGE_HEADERS = {
+    "Content-Security-Policy": pages.CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    # The graph changes as traces arrive and cases are attributed: never show a stale one.
+    "Cache-Control": "no-store",
+}
+_HTML: dict[str, Any] = {"content": {"text/html": {}}}
+
+
+def _html(body: str, status: int = 200, retry_after: int | None = None) -> HTMLResponse:
+    headers = dict(_PAGE_HEADERS)
+    if retry_after is not None:
+        headers["Retry-After"] = str(retry_after)
+    return HTMLResponse(body, status_code=status, headers=headers)
+
+
+def _error(exc: MemTraceError, retry_after_s: int) -> HTMLResponse:
+    retry = retry_after_s if isinstance(exc, RetryableError) else None
+    return _html(pages.error_page(exc.status_code, exc.code, exc.message), exc.status_code, retry)
+
+
+@router.get("/", include_in_schema=False)
+async def ui_home(project: ProjectDep = "default") -> RedirectResponse:
+    """The failed cases of the project."""
+    return RedirectResponse(f"cases?project={project}&verdict=failed", status_code=307)
+
+
+@router.get(
+    "/cases",
+    response_class=HTMLResponse,
+    responses={200: _HTML, **responses(422, 503)},
+)
+async def ui_cases(
+    session: SessionDep,
+    settings: SettingsDep,
+    project: ProjectDep = "default",
+    verdict: Verdict | None = None,
+) -> HTMLResponse:
+    """An HTML list of the project's cases (``verdict=failed`` for failures) with their stored
+    attributions, each linking to its case view."""
+    try:
+        data = await ui.case_list(session, project, verdict)
+    except MemTraceError as exc:
+        return _error(exc, settings.retry_after_s)
+    return _html(pages.case_list_page(data))
+
+
+@router.get(
+    "/cases/{case_id}",
+    response_class=HTMLResponse,
+    responses={200: _HTML, **responses(404, 422, 503)},
+)
+async def ui_case(
+    case_id: str,
+    session: SessionDep,
+    settings: SettingsDep,
+    project: ProjectDep = "default",
+    limit: Annotated[
+        int | None, Query(ge=1, description="Node limit (capped by the server).")
+    ] = None,
+) -> HTMLResponse:
+    """The case in the browser: question, answers, verdict, its stored attribution, and the
+    graph of everything its answer depends on (drawn by vis-network, served by this service)."""
+    node_limit = min(limit or settings.subgraph_node_limit, settings.subgraph_node_limit)
+    try:
+        data = await ui.case_page(session, project, case_id, node_limit)
+    except MemTraceError as exc:
+        return _error(exc, settings.retry_after_s)
+    return _html(pages.case_page(data))
+
+
+@router.get("/static/{name}", responses=responses(404), include_in_schema=False)
+async def ui_static(name: str, if_none_match: Annotated[str | None, Header()] = None) -> Response:
+    """Our scripts and styles and the vis-network library, with ETags (304 when unchanged)."""
+    found = asset(name)
+    if found is None:
+        raise NotFound(f"no static file {name!r} under /ui/static")
+    headers = {
+        "ETag": found.etag,
+        "Cache-Control": found.cache_control,
+        "X-Content-Type-Options": "nosniff",
+    }
+    if if_none_match and found.etag in {tag.strip() for tag in if_none_match.split(",")}:
+        return Response(status_code=304, headers=headers)
+    return Response(found.body, media_type=found.media_type, headers=headers)
