@@ -109,14 +109,3 @@ def rows_table(page: dict[str, Any]) -> Table:
     for row in page["rows"]:
         table.add_row(*(_cell(row.get(c)) for c in page["columns"]))
     return table
-
-
-def service_client(url: str | None) -> httpx.Client:
-    """A client for the service at ``url`` (``MEMTRACE_URL`` by default), sending the CLI's API
-    key (``MEMTRACE_API_KEY``) when one is set."""
-    from service.settings import get_settings
-
-    settings = get_settings()
-    key = settings.api_key.get_secret_value() if settings.api_key else None
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return httpx.Client(base_url=url or settings.url, timeout=300, headers=headers)

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Annotated
 
-import httpx
 import typer
+from memtrace_client import RejectedBatch, ServiceUnavailable
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -20,7 +20,6 @@ from rich.progress import (
 
 from ingest.execution_graph import iter_graph_files, load_execution_graph
 from ingest.files import BatchFileError, count_operations, read_batches
-from ingest.sender import SendError, post_batch
 from service.audit_calls import (
     AuditRequestError,
     audits_table,
@@ -28,14 +27,18 @@ from service.audit_calls import (
     parse_params,
     rows_table,
     run_audit,
+)
+from service.client_calls import (
+    AttributionRequestError,
+    attribute_cases,
+    attribution_table,
+    batch_client,
     service_client,
 )
-from service.client_calls import AttributionRequestError, attribute_cases, attribution_table
 from service.neo4j_local import LocalNeo4j, Neo4jLaunchError
 from service.report_calls import (
     ReportRequestError,
     fetch_report,
-    report_client,
     report_json,
     report_tables,
 )
@@ -105,7 +108,6 @@ def ingest(
     project: Annotated[str | None, typer.Option(help="Override each batch's project.")] = None,
 ) -> None:
     """Send every batch in FILE to the service, with a progress bar and a summary."""
-    settings = get_settings()
     try:
         batches = list(read_batches(file))
     except BatchFileError as e:
@@ -119,10 +121,7 @@ def ingest(
         TextColumn("operations"),
         TimeElapsedColumn(),
     )
-    with (
-        httpx.Client(base_url=url or settings.url, timeout=120) as client,
-        Progress(*columns, console=console) as progress,
-    ):
+    with batch_client(url) as client, Progress(*columns, console=console) as progress:
         task = progress.add_task(
             f"ingesting {file.name}", total=sum(count_operations(b) for b in batches)
         )
@@ -130,14 +129,17 @@ def ingest(
             if project:
                 batch = {**batch, "project": project}
             try:
-                result = post_batch(client, batch)
-            except SendError as e:
+                result = client.send_json(batch)
+            except RejectedBatch as e:
                 err.print(f"[red]batch {index} refused: {e}[/red]")
-                if e.body and isinstance(e.body, dict) and e.body.get("details"):
+                if isinstance(e.body, dict) and e.body.get("details"):
                     err.print_json(json.dumps(e.body["details"])[:4000])
                 raise typer.Exit(1) from e
-            for key in totals:
-                for kind, n in result[key].items():
+            except ServiceUnavailable as e:
+                err.print(f"[red]batch {index} not sent: {e}[/red]")
+                raise typer.Exit(1) from e
+            for key, counts in (("created", result.created), ("existing", result.existing)):
+                for kind, n in counts.model_dump().items():
                     totals[key][kind] = totals[key].get(kind, 0) + n
             progress.advance(task, count_operations(batch))
     console.print(
@@ -159,7 +161,7 @@ def attribute(
     if (case_id is None) == (not all_failed):
         err.print("[red]give a CASE_ID or --all-failed (not both)[/red]")
         raise typer.Exit(2)
-    with httpx.Client(base_url=url or get_settings().url, timeout=300) as client:
+    with service_client(url) as client:
         try:
             results = attribute_cases(client, project, case_id, judge, refresh)
         except AttributionRequestError as e:
@@ -185,7 +187,7 @@ def report(
     url: Annotated[str | None, typer.Option(help="Service URL.")] = None,
 ) -> None:
     """How the project's attributed failures split by system, error type and operation."""
-    with report_client(url) as client:
+    with service_client(url, timeout_s=120) as client:
         try:
             result = fetch_report(client, project, system, since, until, bucket)
         except ReportRequestError as e:
@@ -253,7 +255,7 @@ def import_graph(
     """
     files = list(iter_graph_files(path))
     totals = {"operations": 0, "cases": 0, "labelled": 0, "warnings": 0}
-    with httpx.Client(base_url=url or get_settings().url, timeout=300) as client:
+    with service_client(url) as client:
         for file in track(files, description="importing", console=console):
             try:
                 graph = load_execution_graph(file)

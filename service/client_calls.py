@@ -1,12 +1,41 @@
-"""HTTP calls the CLI and the demo make to a running service (attribution)."""
+"""HTTP calls the CLI and the demo make to a running service: the one place that builds their
+HTTP clients (URL and API key from the settings), and the attribution calls."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import httpx
+from memtrace_client import MemTraceClient
 from rich.progress import track
 from rich.table import Table
+
+from service.settings import get_settings
+
+
+def _auth_headers() -> dict[str, str]:
+    key = get_settings().api_key
+    return {"Authorization": f"Bearer {key.get_secret_value()}"} if key else {}
+
+
+def service_client(url: str | None, timeout_s: float = 300) -> httpx.Client:
+    """An HTTP client for the service at ``url`` (``MEMTRACE_URL`` by default) that sends the
+    CLI's API key (``MEMTRACE_API_KEY``) when one is set."""
+    return httpx.Client(
+        base_url=url or get_settings().url, timeout=timeout_s, headers=_auth_headers()
+    )
+
+
+def batch_client(url: str | None) -> MemTraceClient:
+    """The SDK's client for sending batches: its retries (connection errors, 429, 5xx) and
+    error types are the CLI's too."""
+    key = get_settings().api_key
+    return MemTraceClient(
+        url or get_settings().url,
+        api_key=key.get_secret_value() if key else None,
+        timeout_s=120,
+        attempts=6,
+    )
 
 
 class AttributionRequestError(RuntimeError):

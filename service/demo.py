@@ -16,12 +16,18 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from memtrace_client import MemTraceClientError
 from rich.console import Console
 from rich.tree import Tree
 
 from ingest.files import read_batches
-from ingest.sender import SendError, post_batch
-from service.client_calls import AttributionRequestError, attribute_cases, attribution_table
+from service.client_calls import (
+    AttributionRequestError,
+    attribute_cases,
+    attribution_table,
+    batch_client,
+    service_client,
+)
 from service.neo4j_local import LocalNeo4j, Neo4jLaunchError
 from service.settings import get_settings
 
@@ -132,16 +138,17 @@ def run_demo(trace: Path, console: Console) -> int:
         return 1
 
     batches = list(read_batches(trace))
-    with httpx.Client(base_url=settings.url, timeout=60) as client:
+    with batch_client(None) as sender, service_client(None, timeout_s=60) as client:
         for batch in batches:
             try:
-                result = post_batch(client, batch)
-            except SendError as e:
+                result = sender.send_json(batch)
+            except MemTraceClientError as e:
                 console.print(f"[red]ingestion refused: {e}[/red]")
                 return 1
             console.print(
-                f"ingested {trace} into project {result['project']!r}: "
-                f"created {result['created']}, already there {result['existing']}"
+                f"ingested {trace} into project {result.project!r}: "
+                f"created {result.created.model_dump()}, "
+                f"already there {result.existing.model_dump()}"
             )
         for batch in batches:
             project = batch.get("project", "default")

@@ -6,20 +6,10 @@ import httpx
 from rich.table import Table
 
 from graph_schema.reports import Report
-from service.settings import get_settings
 
 
 class ReportRequestError(RuntimeError):
     """The service refused a report request; the message carries its explanation."""
-
-
-def report_client(url: str | None) -> httpx.Client:
-    """A client for the service at ``url`` (``MEMTRACE_URL`` by default) that sends the CLI's API
-    key (``MEMTRACE_API_KEY``) when one is set."""
-    settings = get_settings()
-    key = settings.api_key.get_secret_value() if settings.api_key else None
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return httpx.Client(base_url=url or settings.url, timeout=120, headers=headers)
 
 
 def fetch_report(
