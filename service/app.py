@@ -10,7 +10,7 @@ from typing import Any
 from fastapi import Depends, FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from service import ui
 from service.auth import KeyConfigError, authorize, load_keys
@@ -30,6 +30,8 @@ from service.routes import (
 )
 from service.routes.errors import AUTH, responses
 from service.settings import Settings, get_settings
+from service.ui.login import is_page_request, login_redirect
+from service.ui.login import router as ui_login_router
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +55,9 @@ def install_error_handlers(app: FastAPI, settings: Settings) -> None:
     """Map ``MemTraceError`` and request validation to JSON errors; nothing leaks a stack trace."""
 
     @app.exception_handler(MemTraceError)
-    async def on_memtrace_error(_: Request, exc: MemTraceError) -> JSONResponse:
+    async def on_memtrace_error(request: Request, exc: MemTraceError) -> Response:
+        if isinstance(exc, Unauthorized) and is_page_request(request):
+            return login_redirect(request)  # a person at a browser: show the key form
         headers = None
         if isinstance(exc, RetryableError):
             headers = {"Retry-After": str(settings.retry_after_s)}
@@ -113,4 +117,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             dependencies=[Depends(authorize)] if guarded else None,
             responses=responses(*AUTH) if guarded else None,
         )
+    app.include_router(ui_login_router)  # open: it is where a browser without a key goes
     return app

@@ -28,6 +28,9 @@ from service.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 PROJECT_HEADER = "X-MemTrace-Project"
+KEY_COOKIE = "memtrace_key"
+"""Where a browser keeps its key after ``/ui/login`` (HttpOnly, SameSite=Strict): a page cannot
+send an ``Authorization`` header when it is opened, so the UI authenticates with this cookie."""
 _PROJECT = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 
 
@@ -121,19 +124,25 @@ def requested_project(request: Request) -> str:
     return request.query_params.get("project") or request.headers.get(PROJECT_HEADER) or "default"
 
 
-async def authorize(request: Request) -> Principal:
-    """The dependency every protected router runs first."""
-    keys: tuple[ApiKey, ...] = request.app.state.api_keys
-    if not keys:
-        return Principal(None)
-    token = _bearer(request)
-    if token is None:
-        raise Unauthorized("an API key is required: send `Authorization: Bearer <key>`")
+def find_key(keys: tuple[ApiKey, ...], token: str) -> ApiKey | None:
+    """The configured key ``token`` is, if any."""
     digest = _digest(token)
     match = None
     for key in keys:  # no early exit: every key is compared, in constant time
         if hmac.compare_digest(key.digest, digest):
             match = key
+    return match
+
+
+async def authorize(request: Request) -> Principal:
+    """The dependency every protected router runs first: a bearer key, or the UI's cookie."""
+    keys: tuple[ApiKey, ...] = request.app.state.api_keys
+    if not keys:
+        return Principal(None)
+    token = _bearer(request) or request.cookies.get(KEY_COOKIE)
+    if not token:
+        raise Unauthorized("an API key is required: send `Authorization: Bearer <key>`")
+    match = find_key(keys, token)
     if match is None:
         raise Unauthorized("unknown API key")
     principal = Principal(match)

@@ -176,3 +176,30 @@ def test_a_service_that_requires_keys_will_not_start_without_them(
     short = run_service(neo4j.uri, workdir, MEMTRACE_API_KEYS="short:alpha")
     with pytest.raises(RuntimeError, match="shorter than 16 characters"):
         short.__enter__()
+
+
+def test_a_browser_signs_in_once_and_sees_only_its_projects(keyed: ServiceHandle) -> None:
+    with http(keyed, ADMIN_KEY) as admin:
+        admin.post("/traces", json=demo_batch(ALPHA))
+        admin.post("/traces", json=demo_batch(BETA))
+    with httpx.Client(base_url=keyed.url, timeout=60) as browser:
+        page = f"/ui/cases/case-1?project={ALPHA}"
+        first = browser.get(page)
+        assert first.status_code == 303  # to the key form, and back afterwards
+        assert first.headers["location"].startswith("/ui/login?next=%2Fui%2Fcases%2Fcase-1")
+        assert browser.get("/ui/login", params={"next": page}).status_code == 200
+        assert browser.get(f"/cases/case-1?project={ALPHA}").status_code == 401  # API: JSON
+        wrong = browser.post("/ui/login", data={"key": "not-a-key-0123456789", "next": page})
+        assert wrong.status_code == 401 and "not one this service accepts" in wrong.text
+        assert "memtrace_key" not in wrong.headers.get("set-cookie", "")
+        signed = browser.post("/ui/login", data={"key": ALPHA_KEY, "next": page})
+        assert signed.status_code == 303 and signed.headers["location"] == page
+        cookie = signed.headers["set-cookie"].lower()
+        assert "httponly" in cookie and "samesite=strict" in cookie
+        assert browser.get(page).status_code == 200
+        assert browser.get(f"/cases/case-1?project={ALPHA}").status_code == 200
+        assert browser.get(f"/ui/cases/case-1?project={BETA}").status_code == 403
+        assert browser.get(f"/cases/case-1?project={BETA}").status_code == 403
+        # After signing in the browser is only ever sent to a page of this UI.
+        away = browser.post("/ui/login", data={"key": ALPHA_KEY, "next": "//evil.example/x"})
+        assert away.headers["location"] == "/ui/"

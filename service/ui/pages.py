@@ -63,6 +63,13 @@ def case_list_page(data: BaseModel) -> str:
     return _page("cases.html", data)
 
 
+def login_page(target: str, message: str) -> str:
+    """The API-key form (``service.ui.login``)."""
+    return _template("login.html").substitute(
+        next=html.escape(target, quote=True), message=html.escape(message)
+    )
+
+
 def error_page(status: int, code: str, message: str) -> str:
     """A plain page saying what went wrong (the message may quote user input: escaped)."""
     return _template("error.html").substitute(

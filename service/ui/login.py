@@ -1,0 +1,91 @@
+"""``/ui/login``: how a browser gets in when API keys are configured.
+
+A page opened in a browser cannot carry an ``Authorization`` header, so the key is typed once
+into a form (POSTed, never put in a URL) and kept in an HttpOnly, SameSite=Strict cookie that
+``service.auth.authorize`` accepts like a bearer key, with the same project binding. Any ``/ui``
+page asked for without a key is redirected here (``service.app``). With keys off there is
+nothing to log into and the form sends you on.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+from urllib.parse import parse_qs, quote
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from service.auth import KEY_COOKIE, find_key
+from service.ui import pages
+
+router = APIRouter(prefix="/ui", tags=["ui"], include_in_schema=False)
+
+_HEADERS = {
+    # As the other pages, but the form may post to this origin.
+    "Content-Security-Policy": pages.CONTENT_SECURITY_POLICY.replace(
+        "form-action 'none'", "form-action 'self'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+_COOKIE_DAYS = 7
+
+
+def safe_next(target: str | None) -> str:
+    """Where to go after logging in: a path of this UI, never another site."""
+    if target and target.startswith("/ui/") and not target.startswith("//") and "\\" not in target:
+        return target
+    return "/ui/"
+
+
+def is_page_request(request: Request) -> bool:
+    """A browser opening a UI page (not a script fetching data or a static file)."""
+    path = request.url.path
+    return (
+        request.method == "GET"
+        and path.startswith("/ui/")
+        and not path.startswith(("/ui/static/", "/ui/login"))
+    )
+
+
+def login_redirect(request: Request) -> RedirectResponse:
+    """Send a browser that asked for a page without a key to the form, then back."""
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return RedirectResponse(f"/ui/login?next={quote(target, safe='')}", status_code=303)
+
+
+def _form(target: str, message: str = "", status: int = 200) -> HTMLResponse:
+    return HTMLResponse(pages.login_page(target, message), status_code=status, headers=_HEADERS)
+
+
+@router.get("/login", response_class=HTMLResponse)
+async def login_form(
+    request: Request, next: Annotated[str | None, Query(max_length=2000)] = None
+) -> Response:
+    if not request.app.state.api_keys:
+        return RedirectResponse(safe_next(next), status_code=303)
+    return _form(safe_next(next))
+
+
+@router.post("/login", response_class=HTMLResponse)
+async def login(request: Request) -> Response:
+    body = await request.body()
+    form = parse_qs(body.decode("utf-8", "replace")[:10_000])
+    target = safe_next((form.get("next") or [""])[0])
+    token = (form.get("key") or [""])[0].strip()
+    if not request.app.state.api_keys:
+        return RedirectResponse(target, status_code=303)
+    if not token or find_key(request.app.state.api_keys, token) is None:
+        return _form(target, "That key is not one this service accepts.", status=401)
+    response = RedirectResponse(target, status_code=303)
+    response.set_cookie(
+        KEY_COOKIE,
+        token,
+        max_age=_COOKIE_DAYS * 86_400,
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+        path="/",
+    )
+    return response
