@@ -3,6 +3,7 @@
 // $params: project (string), system (string or null), error_type (string or null),
 //          operation_name (string or null), status (string or null), skip (int), limit (int)
 MATCH (a:Attribution {project: $project})
+WHERE a.case_id IS NOT NULL  // seeks the (project, case_id) index instead of scanning every project
 OPTIONAL MATCH (a)-[:BLAMES]->(o:Operation)
 WITH a, o
 WHERE ($error_type IS NULL OR a.error_type = $error_type)
