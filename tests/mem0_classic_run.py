@@ -11,37 +11,18 @@ from __future__ import annotations
 import json
 import os
 import sys
-import uuid
 
 
 def main(service_url: str, project: str, llm_base_url: str, workdir: str) -> None:
     os.environ["MEM0_TELEMETRY"] = "False"
     os.environ["MEM0_DIR"] = os.path.join(workdir, "mem0")
     from mem0 import Memory
+    from mem0_config import mem0_config  # beside this script (tests/), on sys.path when run
     from memtrace_client import MemTraceClient
     from memtrace_client.adapters.mem0 import trace_mem0
 
-    openai = {"api_key": "test-key", "openai_base_url": llm_base_url}
     memory = trace_mem0(
-        Memory.from_config(
-            {
-                "llm": {"provider": "openai", "config": {"model": "scripted", **openai}},
-                "embedder": {
-                    "provider": "openai",
-                    "config": {"model": "scripted-embeddings", "embedding_dims": 64, **openai},
-                },
-                "vector_store": {
-                    "provider": "qdrant",
-                    "config": {
-                        "collection_name": f"c{uuid.uuid4().hex[:8]}",
-                        "path": os.path.join(workdir, "qdrant"),
-                        "embedding_model_dims": 64,
-                        "on_disk": True,
-                    },
-                },
-                "history_db_path": os.path.join(workdir, "history.db"),
-            }
-        ),
+        Memory.from_config(mem0_config(llm_base_url, workdir)),
         MemTraceClient(service_url, project=project),
         spool_dir=os.path.join(workdir, "spool"),
     )

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from memtrace_client.adapters.mem0 import TracedMemory, trace_mem0
 from neo4j import Driver
 
 from tests.llm_server import ScriptedLLM, user_text
+from tests.mem0_config import mem0_config
 from tests.servers import REPO, ServiceHandle
 
 CONVERSATION = [
@@ -48,25 +48,7 @@ def mem0_memory(llm: ScriptedLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     from mem0 import Memory
 
     llm.script["answer"] = mem0_answer  # type: ignore[attr-defined]
-    openai = {"api_key": "test-key", "openai_base_url": llm.base_url}
-    config = {
-        "llm": {"provider": "openai", "config": {"model": "scripted", **openai}},
-        "embedder": {
-            "provider": "openai",
-            "config": {"model": "scripted-embeddings", "embedding_dims": 64, **openai},
-        },
-        "vector_store": {
-            "provider": "qdrant",
-            "config": {
-                "collection_name": f"c{uuid.uuid4().hex[:8]}",
-                "path": str(tmp_path / "qdrant"),
-                "embedding_model_dims": 64,
-                "on_disk": True,
-            },
-        },
-        "history_db_path": str(tmp_path / "history.db"),
-    }
-    memory = Memory.from_config(config)
+    memory = Memory.from_config(mem0_config(llm.base_url, str(tmp_path)))
     yield memory
     if hasattr(memory, "close"):
         memory.close()
