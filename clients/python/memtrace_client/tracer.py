@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import inspect
+import itertools
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -40,6 +41,18 @@ _current: contextvars.ContextVar[Operation | None] = contextvars.ContextVar(
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+class _Ids:
+    """Ids for records made without one: a random 64-bit prefix per tracer plus a counter, so
+    unique across tracers and processes without drawing random bytes for every record."""
+
+    def __init__(self) -> None:
+        self._prefix = uuid.uuid4().hex[:16]
+        self._counter = itertools.count(1)
+
+    def __call__(self, kind: str) -> str:
+        return f"{kind}-{self._prefix}-{next(self._counter)}"
 
 
 def _unit_id(unit: UnitLike) -> str:
@@ -98,6 +111,7 @@ class Tracer:
         self.system = system
         self.session_id = session_id
         self.delivery = Delivery(client, spool_dir=spool_dir, **delivery_options)
+        self._new_id = _Ids()
 
     # -- units -----------------------------------------------------------------------------------
 
@@ -116,7 +130,7 @@ class Tracer:
         service. ``stamp=False`` leaves the time out, for a unit that several places may record
         (same id, same content: the service then sees identical re-sends)."""
         unit = UnitIn(
-            id=id or f"{kind}-{uuid.uuid4().hex}",
+            id=id or self._new_id(kind),
             kind=kind,
             content=content,
             ts=ts or (_now() if stamp else None),
@@ -169,7 +183,7 @@ class Tracer:
         **attributes: Any,
     ) -> Iterator[Operation]:
         """Record one operation around a block; ``op.output(...)`` what it produces."""
-        op = Operation(name, kind, id=id or f"op-{uuid.uuid4().hex}", ts=_now())
+        op = Operation(name, kind, id=id or self._new_id("op"), ts=_now())
         op.input(*inputs)
         op.set(**attributes)
         token = _current.set(op)
@@ -198,7 +212,7 @@ class Tracer:
         **attributes: Any,
     ) -> str:
         """Record an operation that already happened (adapters reading a system's own log)."""
-        op = Operation(name, kind, id=id or f"op-{uuid.uuid4().hex}", ts=ts or _now())
+        op = Operation(name, kind, id=id or self._new_id("op"), ts=ts or _now())
         op.input(*inputs)
         op.output(*outputs)
         op.set(**attributes)
@@ -279,7 +293,7 @@ class Tracer:
         """Record a question, the answer the system gave (its unit) and whether it was right.
         A ``failed`` case is what ``POST /attribute/{case_id}`` explains. Returns the case id."""
         case = CaseIn(
-            id=id or f"case-{uuid.uuid4().hex}",
+            id=id or self._new_id("case"),
             question=question,
             expected_answer=expected_answer,
             answer_unit=None if answer_unit is None else _unit_id(answer_unit),
