@@ -123,6 +123,10 @@ def blamed_operations(report: Report) -> str:
     return _svg_uri(figure)
 
 
+MAX_BARS = 90
+"""Most bars the trend plot draws; longer spans are binned."""
+
+
 def _all_periods(first: date, last: date, bucket: str) -> list[date]:
     """Every period from ``first`` to ``last``: quiet days show as gaps, not as nothing."""
     step = timedelta(days=7 if bucket == "week" else 1)
@@ -145,22 +149,30 @@ def errors_over_time(report: Report) -> str:
         counts[row.error_type][row.period] = row.count
     known = sorted({row.period for row in report.trend})
     periods = _all_periods(known[0], known[-1], report.filters.bucket)
+    # Years of days would be thousands of bars (and a multi-megabyte SVG that takes half a
+    # minute to draw): past MAX_BARS, consecutive periods are summed into equal bins.
+    per_bin = -(-len(periods) // MAX_BARS)
+    bins = [periods[i : i + per_bin] for i in range(0, len(periods), per_bin)]
     ax = figure.add_subplot()
-    x = list(range(len(periods)))
-    bottom = [0] * len(periods)
+    x = list(range(len(bins)))
+    bottom = [0] * len(bins)
     for error_type in _types(report):
         if error_type not in counts:
             continue
-        heights = [counts[error_type].get(p, 0) for p in periods]
+        heights = [sum(counts[error_type].get(p, 0) for p in group) for group in bins]
         colour = ERROR_COLOURS.get(error_type, OTHER_COLOUR)
         ax.bar(x, heights, bottom=bottom, label=label(error_type), color=colour, width=0.7)
         bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
+    periods = [group[0] for group in bins]
     every = max(1, len(periods) // 12)
     ax.set_xticks(x[::every], [p.isoformat() for p in periods[::every]])
     ax.tick_params(axis="x", labelrotation=30, labelsize=8)
     _centre(ax, len(periods))
     ax.set_ylabel("attributed failed cases")
-    ax.set_title(f"Error types per {report.filters.bucket}")
+    unit = report.filters.bucket
+    ax.set_title(
+        f"Error types per {unit}" if per_bin == 1 else f"Error types per {per_bin} {unit}s"
+    )
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     _legend(ax)
     ax.spines[["top", "right"]].set_visible(False)
