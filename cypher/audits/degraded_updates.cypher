@@ -11,6 +11,9 @@
 //          min_lost_words (int) is applied by the service, not here
 MATCH (old:Unit {project: $project, kind: 'memory'})
 MATCH (op:Operation)-[:CONSUMES]->(old)
+// Reads (a search consumes every memory it returns) cannot write a next version: skip them
+// before expanding their outputs.
+WHERE NOT op.kind IN ['retrieval', 'response', 'evaluation']
 MATCH (op)-[:PRODUCES]->(new:Unit {kind: 'memory'})
 WHERE new <> old
   AND CASE
