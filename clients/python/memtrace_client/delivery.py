@@ -213,12 +213,17 @@ class Delivery:
                 urgent = self._wake.is_set() or self._stop.is_set()
                 if urgent or time.monotonic() >= deadline:
                     break
+                if not records and self._replay_due():
+                    break  # nothing new: go on draining the spool instead of idling
                 continue
             if not records:
                 deadline = time.monotonic() + self.flush_interval_s
             records.append(record)
             size += record[2]
         return records
+
+    def _replay_due(self) -> bool:
+        return len(self._spool) > 0 and time.monotonic() >= self._next_attempt
 
     def _deliver(self, records: list[tuple[Part, dict[str, Any], int]]) -> None:
         batch: dict[str, Any] = {"project": self.client.project}
