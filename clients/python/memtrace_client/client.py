@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Self
 
@@ -19,7 +18,6 @@ from memtrace_client.errors import RejectedBatch, ServiceUnavailable
 from memtrace_client.models import IngestResult, TraceBatch
 from memtrace_client.retry import (
     Backoff,
-    is_retryable_error,
     is_retryable_status,
     retry_after_seconds,
 )
@@ -79,58 +77,41 @@ class MemTraceClient:
         Raises ``RejectedBatch`` for any other 4xx and ``ServiceUnavailable`` when every attempt
         failed. A batch that landed before its response was lost is counted ``existing`` on retry.
         """
-        payload = self._payload(batch)
-        return self._retrying(
-            lambda: self._client().post("/traces", json=payload), time.sleep, None
-        )
+        return self.send_json(self._payload(batch))
 
     def send_json(self, payload: dict[str, Any], *, attempts: int | None = None) -> IngestResult:
         """Send an already serialized batch (what the background queue spools to disk)."""
-        return self._retrying(
-            lambda: self._client().post("/traces", json=payload), time.sleep, attempts
-        )
+        attempts = attempts or self.attempts
+        for attempt in range(attempts):
+            try:
+                outcome: httpx.Response | httpx.TransportError = self._client().post(
+                    "/traces", json=payload
+                )
+            except httpx.TransportError as e:
+                outcome = e
+            result, hint, last = _judge(outcome)
+            if result is not None:
+                return result
+            if attempt + 1 < attempts:
+                time.sleep(self.backoff.delay(attempt, hint))
+        raise ServiceUnavailable(f"gave up after {attempts} attempts: {last}")
 
     async def asend(self, batch: Batch) -> IngestResult:
         """``send`` for asyncio code: same retries, awaits instead of sleeping."""
         payload = self._payload(batch)
-        last = ""
         for attempt in range(self.attempts):
             try:
-                response = await self._async_client().post("/traces", json=payload)
+                outcome: httpx.Response | httpx.TransportError = await self._async_client().post(
+                    "/traces", json=payload
+                )
             except httpx.TransportError as e:
-                last, hint = type(e).__name__, None
-            else:
-                result, hint = _settle(response)
-                if result is not None:
-                    return result
-                last = f"HTTP {response.status_code}"
+                outcome = e
+            result, hint, last = _judge(outcome)
+            if result is not None:
+                return result
             if attempt + 1 < self.attempts:
                 await asyncio.sleep(self.backoff.delay(attempt, hint))
         raise ServiceUnavailable(f"gave up after {self.attempts} attempts: {last}")
-
-    def _retrying(
-        self,
-        post: Callable[[], httpx.Response],
-        sleep: Callable[[float], None],
-        attempts: int | None,
-    ) -> IngestResult:
-        last = ""
-        attempts = attempts or self.attempts
-        for attempt in range(attempts):
-            try:
-                response = post()
-            except Exception as e:
-                if not is_retryable_error(e):
-                    raise
-                last, hint = type(e).__name__, None
-            else:
-                result, hint = _settle(response)
-                if result is not None:
-                    return result
-                last = f"HTTP {response.status_code}"
-            if attempt + 1 < attempts:
-                sleep(self.backoff.delay(attempt, hint))
-        raise ServiceUnavailable(f"gave up after {attempts} attempts: {last}")
 
     # -- connections -----------------------------------------------------------------------------
 
@@ -180,6 +161,17 @@ class MemTraceClient:
         self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
+
+
+def _judge(
+    outcome: httpx.Response | httpx.TransportError,
+) -> tuple[IngestResult | None, float | None, str]:
+    """One attempt: its result, or ``(None, retry hint, what failed)``; raises ``RejectedBatch``
+    when retrying cannot help. Shared by the sync and async loops, which differ only in waiting."""
+    if isinstance(outcome, httpx.TransportError):
+        return None, None, type(outcome).__name__
+    result, hint = _settle(outcome)
+    return result, hint, f"HTTP {outcome.status_code}"
 
 
 def _settle(response: httpx.Response) -> tuple[IngestResult | None, float | None]:

@@ -1,8 +1,9 @@
 """When to retry a request, and how long to wait before the next try.
 
 Ingestion is idempotent (an identical re-send is counted as ``existing``, never duplicated), so
-any failure where the request may not have landed is safe to retry: connection errors, timeouts,
-429 and every 5xx. Other 4xx mean the batch itself is wrong; sending it again cannot help.
+any failure where the request may not have landed is safe to retry: connection errors, timeouts
+(``httpx.TransportError``), 429 and every 5xx. Other 4xx mean the batch itself is wrong;
+sending it again cannot help.
 """
 
 from __future__ import annotations
@@ -16,11 +17,6 @@ import httpx
 def is_retryable_status(status: int) -> bool:
     """429 (slow down) and every 5xx (the service or its Neo4j is away)."""
     return status == 429 or status >= 500
-
-
-def is_retryable_error(error: BaseException) -> bool:
-    """Transport failures: refused or dropped connections, timeouts, protocol breaks."""
-    return isinstance(error, httpx.TransportError)
 
 
 def retry_after_seconds(response: httpx.Response) -> float | None:
