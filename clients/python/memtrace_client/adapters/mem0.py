@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
+from memtrace_client.adapters.judging import contains_expected
 from memtrace_client.client import MemTraceClient
 from memtrace_client.models import OperationKind, UnitIn, Verdict
 from memtrace_client.tracer import Tracer
@@ -178,10 +179,7 @@ class TracedMemory:
         turns = _as_turns(messages)
         session = kwargs.get("run_id") or kwargs.get("user_id") or kwargs.get("agent_id")
         sources = [
-            self.tracer.message(t["content"], role=t.get("role"), name=t.get("name"))
-            if t.get("name")
-            else self.tracer.message(t["content"], role=t.get("role"))
-            for t in turns
+            self.tracer.message(t["content"], role=t.get("role"), **_named(t)) for t in turns
         ]
         with self._capturing() as capture:
             result = self.memory.add(messages, **kwargs)
@@ -251,8 +249,9 @@ class TracedMemory:
         # In the ADD-only pipeline each fact's text is stored verbatim; in the classic one the
         # decision call rewrites texts, so every new fact is an input of every change.
         exact = by_text.get(new or "")
-        verbatim = exact is not None and self.pipeline == "add-only"
-        inputs: list[UnitIn] = [exact] if exact is not None and verbatim else facts
+        inputs: list[UnitIn] = facts
+        if exact is not None and self.pipeline == "add-only":
+            inputs = [exact]
         if exact is not None:
             used.add(exact.content)
         if old:
@@ -341,7 +340,7 @@ class TracedMemory:
         answer)`` (an LLM judge, say), or by default by whether the expected answer's words all
         appear in the answer. Returns the case id."""
         if verdict is None:
-            judged = (judge or _contains_expected)(question, expected_answer, answer_unit.content)
+            judged = (judge or contains_expected)(question, expected_answer, answer_unit.content)
             verdict = "passed" if judged else "failed"
         return self.tracer.case(
             question, expected_answer, answer_unit, verdict, system=SYSTEM, **attributes
@@ -354,6 +353,11 @@ def trace_mem0(
     """Wrap ``memory`` (a ``mem0.Memory``) so that its operations go to MemTrace."""
     tracer = client if isinstance(client, Tracer) else Tracer(client, spool_dir=spool_dir)
     return TracedMemory(memory, tracer)
+
+
+def _named(turn: dict[str, Any]) -> dict[str, Any]:
+    """The speaker's name as a unit attribute, when the message has one."""
+    return {"name": turn["name"]} if turn.get("name") else {}
 
 
 def _as_turns(messages: Any) -> list[dict[str, Any]]:
@@ -382,8 +386,3 @@ def _prompt_id(messages: list[dict[str, Any]]) -> str:
     system = next((str(m.get("content", "")) for m in messages if m.get("role") == "system"), "")
     first = system or (str(messages[0].get("content", ""))[:2000] if messages else "")
     return f"sha1:{_digest(first)}"
-
-
-def _contains_expected(question: str, expected: str, answer: str) -> bool:
-    words = set(re.findall(r"[a-z0-9]+", expected.lower()))
-    return bool(words) and words <= set(re.findall(r"[a-z0-9]+", answer.lower()))

@@ -23,10 +23,10 @@ example and for tests. Swap in your vector database and keep the three ``tracer`
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from memtrace_client.adapters.judging import contains_expected
 from memtrace_client.models import UnitIn, Verdict
 from memtrace_client.tracer import Tracer
 
@@ -128,9 +128,8 @@ class TracedRAG:
         """Record the case; by default it passed when every word of the expected answer is in
         the answer. ``evidence``: the messages that held the answer, when you know them."""
         if verdict is None:
-            want = set(re.findall(r"[a-z0-9]+", expected_answer.lower()))
-            have = set(re.findall(r"[a-z0-9]+", answer.content.lower()))
-            verdict = "passed" if want and want <= have else "failed"
+            judged = contains_expected(question, expected_answer, answer.content)
+            verdict = "passed" if judged else "failed"
         return self.tracer.case(
             question, expected_answer, answer, verdict, evidence_units=evidence, system=self.system
         )
