@@ -8,42 +8,14 @@ from typing import Any
 import httpx
 from rich.table import Table
 
-
-class AuditRequestError(RuntimeError):
-    """The service refused or failed an audit request. ``usage`` is True when the caller asked
-    for something wrong (an unknown audit, a bad parameter), False when the service failed."""
-
-    def __init__(self, message: str, *, usage: bool) -> None:
-        super().__init__(message)
-        self.usage = usage
-
-
-def _checked(response: httpx.Response) -> Any:
-    if response.status_code == 200:
-        return response.json()
-    message = response.text[:2000]
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    if isinstance(body, dict) and "message" in body:
-        message = str(body["message"])
-        details = body.get("details")
-        if isinstance(details, list):  # validation problems: say where each one is
-            message += "".join(
-                f"\n  {'.'.join(map(str, d.get('loc', [])))}: {d.get('msg', '')}"
-                for d in details
-                if isinstance(d, dict)
-            )
-    usage = response.status_code in (400, 404, 422)
-    raise AuditRequestError(f"HTTP {response.status_code}: {message}", usage=usage)
+from service.client_calls import ServiceRequestError, checked
 
 
 def _get(client: httpx.Client, path: str, params: Sequence[tuple[str, str | int]]) -> Any:
     try:
-        return _checked(client.get(path, params=list(params)))
+        return checked(client.get(path, params=list(params)))
     except httpx.TransportError as e:
-        raise AuditRequestError(
+        raise ServiceRequestError(
             f"cannot reach the service at {client.base_url}: {type(e).__name__}", usage=False
         ) from e
 

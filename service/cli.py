@@ -21,7 +21,6 @@ from rich.progress import (
 from ingest.execution_graph import iter_graph_files, load_execution_graph
 from ingest.files import BatchFileError, count_operations, read_batches
 from service.audit_calls import (
-    AuditRequestError,
     audits_table,
     list_audits,
     parse_params,
@@ -29,7 +28,7 @@ from service.audit_calls import (
     run_audit,
 )
 from service.client_calls import (
-    AttributionRequestError,
+    ServiceRequestError,
     attribute_cases,
     attribution_table,
     batch_client,
@@ -37,7 +36,6 @@ from service.client_calls import (
 )
 from service.neo4j_local import LocalNeo4j, Neo4jLaunchError
 from service.report_calls import (
-    ReportRequestError,
     fetch_report,
     report_json,
     report_tables,
@@ -164,7 +162,7 @@ def attribute(
     with service_client(url) as client:
         try:
             results = attribute_cases(client, project, case_id, judge, refresh)
-        except AttributionRequestError as e:
+        except ServiceRequestError as e:
             err.print(f"[red]{e}[/red]")
             raise typer.Exit(1) from e
     if as_json:
@@ -190,7 +188,7 @@ def report(
     with service_client(url, timeout_s=120) as client:
         try:
             result = fetch_report(client, project, system, since, until, bucket)
-        except ReportRequestError as e:
+        except ServiceRequestError as e:
             err.print(f"[red]{e}[/red]")
             raise typer.Exit(1) from e
     if html is not None:
@@ -234,7 +232,7 @@ def audit(
                 audits = list_audits(client)
             else:
                 page = run_audit(client, str(name), project, params, skip, limit)
-        except AuditRequestError as e:
+        except ServiceRequestError as e:
             err.print(f"[red]{e}[/red]", highlight=False)
             raise typer.Exit(2 if e.usage else 1) from e
     if as_json:

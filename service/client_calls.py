@@ -38,25 +38,43 @@ def batch_client(url: str | None) -> MemTraceClient:
     )
 
 
-class AttributionRequestError(RuntimeError):
-    """The service refused an attribution request; the message carries its explanation."""
+class ServiceRequestError(RuntimeError):
+    """The service refused or failed a CLI request; the message carries its explanation.
+    ``usage`` is True when the caller asked for something wrong (400, 404, 422)."""
+
+    def __init__(self, message: str, *, usage: bool) -> None:
+        super().__init__(message)
+        self.usage = usage
 
 
-def _checked(response: httpx.Response) -> Any:
-    if response.status_code != 200:
-        try:
-            message = response.json().get("message", response.text)
-        except ValueError:
-            message = response.text
-        raise AttributionRequestError(f"HTTP {response.status_code}: {message}")
-    return response.json()
+def checked(response: httpx.Response) -> Any:
+    """The JSON of a 200; otherwise ``ServiceRequestError`` with the service's message and, for
+    validation problems, where each one is."""
+    if response.status_code == 200:
+        return response.json()
+    message = response.text[:2000]
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and "message" in body:
+        message = str(body["message"])
+        details = body.get("details")
+        if isinstance(details, list):
+            message += "".join(
+                f"\n  {'.'.join(map(str, d.get('loc', [])))}: {d.get('msg', '')}"
+                for d in details
+                if isinstance(d, dict)
+            )
+    usage = response.status_code in (400, 404, 422)
+    raise ServiceRequestError(f"HTTP {response.status_code}: {message}", usage=usage)
 
 
 def failed_case_ids(client: httpx.Client, project: str) -> list[str]:
     """Every failed case of the project, paging through ``GET /cases``."""
     ids: list[str] = []
     while True:
-        page = _checked(
+        page = checked(
             client.get(
                 "/cases",
                 params={
@@ -80,7 +98,7 @@ def attribute_cases(
     body = {"judge": judge, "refresh": refresh}
     steps = track(ids, description="attributing", transient=True) if len(ids) > 1 else ids
     return [
-        _checked(client.post(f"/attribute/{cid}", params={"project": project}, json=body))
+        checked(client.post(f"/attribute/{cid}", params={"project": project}, json=body))
         for cid in steps
     ]
 

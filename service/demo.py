@@ -22,7 +22,7 @@ from rich.tree import Tree
 
 from ingest.files import read_batches
 from service.client_calls import (
-    AttributionRequestError,
+    ServiceRequestError,
     attribute_cases,
     attribution_table,
     batch_client,
@@ -168,7 +168,7 @@ def run_demo(trace: Path, console: Console) -> int:
             console.rule(f"attribution of the {len(failed)} failed cases of {project!r}")
             try:
                 results = attribute_cases(client, project, None, "heuristic", refresh=True)
-            except AttributionRequestError as e:
+            except ServiceRequestError as e:
                 console.print(f"[red]{e}[/red]")
                 return 1
             console.print(attribution_table(results))

@@ -6,10 +6,7 @@ import httpx
 from rich.table import Table
 
 from graph_schema.reports import Report
-
-
-class ReportRequestError(RuntimeError):
-    """The service refused a report request; the message carries its explanation."""
+from service.client_calls import checked
 
 
 def fetch_report(
@@ -23,14 +20,7 @@ def fetch_report(
     """``GET /report`` of ``project``; filters left None are not sent."""
     filters = {"system": system, "since": since, "until": until, "bucket": bucket}
     params = {"project": project, **{k: v for k, v in filters.items() if v is not None}}
-    response = client.get("/report", params=params)
-    if response.status_code != 200:
-        try:
-            message = response.json().get("message", response.text)
-        except ValueError:
-            message = response.text
-        raise ReportRequestError(f"HTTP {response.status_code}: {message}")
-    return Report.model_validate(response.json())
+    return Report.model_validate(checked(client.get("/report", params=params)))
 
 
 def _name(value: str | None) -> str:
