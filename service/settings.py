@@ -112,6 +112,10 @@ class Settings(BaseSettings):
     local_neo4j_heap: str = Field("2g", description="JVM heap of the local instance.")
     local_neo4j_pagecache: str = Field("2g", description="Page cache of the local instance.")
 
+    def node_limit(self, requested: int | None) -> int:
+        """The subgraph node limit for a request: what it asked for, never above the server's."""
+        return min(requested or self.subgraph_node_limit, self.subgraph_node_limit)
+
 
 @cache
 def get_settings() -> Settings:

@@ -46,7 +46,7 @@ async def get_case_subgraph(
     At most ``limit`` nodes (the server's ``MEMTRACE_SUBGRAPH_NODE_LIMIT`` when not given, and
     never more); ``truncated`` says when the ancestry was cut.
     """
-    node_limit = min(limit or settings.subgraph_node_limit, settings.subgraph_node_limit)
+    node_limit = settings.node_limit(limit)
     subgraph = await cases.case_subgraph(session, project, case_id, node_limit)
     # Already a validated model: serialise it once instead of letting FastAPI re-validate
     # thousands of nodes through response_model (which stays declared for the OpenAPI schema).

@@ -85,7 +85,7 @@ async def ui_case(
 ) -> HTMLResponse:
     """The case in the browser: question, answers, verdict, its stored attribution, and the
     graph of everything its answer depends on (drawn by vis-network, served by this service)."""
-    node_limit = min(limit or settings.subgraph_node_limit, settings.subgraph_node_limit)
+    node_limit = settings.node_limit(limit)
     try:
         data = await ui.case_page(session, project, case_id, node_limit)
     except MemTraceError as exc:
