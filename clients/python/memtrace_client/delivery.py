@@ -116,7 +116,6 @@ class Delivery:
         self._closed = False
         self._failures = 0
         self._next_attempt = 0.0
-        self._last_rejection = ""
         self._thread = threading.Thread(target=self._run, name="memtrace-delivery", daemon=True)
         self._thread.start()
         _at_exit.add(self)
@@ -195,7 +194,7 @@ class Delivery:
                 log.exception("memtrace: delivery worker error")
                 time.sleep(_POLL_S)
             with self._idle:
-                if self._settled() or self._queue.empty():
+                if self._queue.empty():  # a flush's records are all batched
                     self._wake.clear()
                 self._idle.notify_all()
             if self._stop.is_set() and self._queue.empty():
@@ -204,8 +203,7 @@ class Delivery:
     def _collect(self) -> list[tuple[Part, dict[str, Any], int]]:
         records: list[tuple[Part, dict[str, Any], int]] = []
         size = 0
-        started = time.monotonic()
-        deadline = started + self.flush_interval_s
+        deadline = time.monotonic() + self.flush_interval_s
         while len(records) < self.max_items and size < self.max_bytes:
             try:
                 record = self._queue.get(timeout=_POLL_S)
@@ -233,33 +231,33 @@ class Delivery:
             if len(self._spool) or self._stop.is_set():
                 self._park(batch)  # behind what is waiting: order is kept
                 return
-            outcome = self._send(batch)
+            outcome, refusal = self._send(batch)
             if outcome == "retry":
                 self._park(batch)
             elif outcome == "rejected":
-                self._spool.keep_rejected(batch, self._last_rejection)
+                self._spool.keep_rejected(batch, refusal)
         finally:
             for _ in records:
                 self._queue.task_done()
 
-    def _send(self, batch: dict[str, Any]) -> Literal["sent", "rejected", "retry"]:
+    def _send(self, batch: dict[str, Any]) -> tuple[Literal["sent", "rejected", "retry"], str]:
+        """One attempt; the outcome, and for a refused batch the service's reason."""
         try:
             self.client.send_json(batch, attempts=1)
         except RejectedBatch as e:
             self.stats.rejected_batches += 1
             code = e.body.get("error") if isinstance(e.body, dict) else None
             log.error("memtrace: service refused a batch: HTTP %s %s", e.status, code or "")
-            self._last_rejection = f"HTTP {e.status}: {json.dumps(e.body)[:4000]}"
-            return "rejected"
+            return "rejected", f"HTTP {e.status}: {json.dumps(e.body)[:4000]}"
         except Exception as e:  # connection errors, timeouts, 429, 5xx: all worth retrying
             self._failures += 1
             self._next_attempt = time.monotonic() + self.backoff.delay(self._failures - 1)
             log.warning("memtrace: service unavailable (%s); spooling", type(e).__name__)
-            return "retry"
+            return "retry", ""
         self._failures = 0
         self.stats.sent_batches += 1
         self.stats.sent_records += sum(len(v) for v in batch.values() if isinstance(v, list))
-        return "sent"
+        return "sent", ""
 
     def _park(self, batch: dict[str, Any]) -> None:
         self._spool.append(batch)
@@ -274,11 +272,11 @@ class Delivery:
             if head is None:
                 return
             key, batch = head
-            outcome = self._send(batch)
+            outcome, refusal = self._send(batch)
             if outcome == "retry":
                 return
             if outcome == "rejected":
-                self._spool.reject(key, self._last_rejection)
+                self._spool.reject(key, refusal)
             else:
                 self._spool.remove(key)
 
