@@ -36,7 +36,6 @@ prediction. ``final_error_type`` and ``final_op_id`` never enter the batch: they
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -44,6 +43,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from ingest.ids import MAX_ID, bounded_id
 
 UNIT_KINDS: dict[str, str] = {
     "message": "message",
@@ -95,7 +96,6 @@ OPERATION_KINDS: dict[str, str] = {
 }
 
 DELETED_MARKER = "DELETED"
-MAX_ID = 256
 MAX_CONTENT = 1_000_000
 MAX_TEXT = 100_000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -263,11 +263,11 @@ class _Converter:
     def make_id(self, raw: str) -> str:
         """A wire id: prefixed, and shortened with a hash suffix when it exceeds 256 characters."""
         full = self.prefix + raw
-        if len(full) <= MAX_ID:
-            return full
-        digest = hashlib.blake2b(full.encode(), digest_size=8).hexdigest()
-        short = full[: MAX_ID - len(digest) - 1] + "~" + digest
-        self.warn(f"id {raw[:60]!r}... is longer than {MAX_ID} characters, shortened to {short!r}")
+        short = bounded_id(full)
+        if short != full:
+            self.warn(
+                f"id {raw[:60]!r}... is longer than {MAX_ID} characters, shortened to {short!r}"
+            )
         return short
 
     def list_field(self, data: Mapping[str, Any], key: str) -> list[Any]:

@@ -74,6 +74,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from graph_schema.models import OperationKind, Verdict
 from ingest import otlp_units as u
+from ingest.ids import MAX_ID
 from ingest.otlp_decode import Loc, where
 from ingest.otlp_lineage import SpanOp, link
 from ingest.otlp_spans import SpanView, spans_of
@@ -350,7 +351,7 @@ def _id_list(span: SpanView, key: str) -> list[str]:
     if value is None:
         return []
     ids = u.json_list(value)
-    if ids is None or not all(isinstance(i, str) and 0 < len(i) <= u.MAX_ID for i in ids):
+    if ids is None or not all(isinstance(i, str) and 0 < len(i) <= MAX_ID for i in ids):
         loc = [*span.loc, "attributes", key]
         raise OtlpMappingError(f"{where(loc)} must be a list of unit ids", loc)
     return [str(i) for i in ids]

@@ -27,8 +27,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ingest.ids import bounded_id
+
 Unit = dict[str, Any]
-MAX_ID = 256
 PROMPT_ROLES = frozenset({"system", "developer"})
 
 
@@ -38,13 +39,6 @@ def canonical(value: Any) -> str:
 
 def digest(*parts: Any) -> str:
     return hashlib.blake2b(canonical(parts).encode(), digest_size=10).hexdigest()
-
-
-def bounded(unit_id: str) -> str:
-    """Ids are at most 256 characters: a longer one keeps its start and gets a hash as its end."""
-    if len(unit_id) <= MAX_ID:
-        return unit_id
-    return f"{unit_id[: MAX_ID - 22]}~{digest(unit_id)}"
 
 
 def text_of(value: Any) -> str:
@@ -66,7 +60,7 @@ def json_list(value: Any) -> list[Any] | None:
 
 def unit(unit_id: str, kind: str, content: str, attributes: dict[str, Any] | None = None) -> Unit:
     return {
-        "id": bounded(unit_id),
+        "id": bounded_id(unit_id),
         "kind": kind,
         "content": content,
         "attributes": attributes or {},
