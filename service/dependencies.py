@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import Depends, Query, Request
+from fastapi import Depends, Request
 from neo4j import AsyncDriver, AsyncSession
 
-from graph_schema.models import ProjectName
 from service.db import apply_schema
 from service.settings import Settings, get_settings
 
@@ -28,6 +27,3 @@ async def get_session(request: Request, settings: SettingsDep) -> AsyncIterator[
 
 
 SessionDep = Annotated[AsyncSession, Depends(get_session)]
-ProjectDep = Annotated[
-    ProjectName, Query(description="The project (tenant) to read; nothing else is visible.")
-]

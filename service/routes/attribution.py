@@ -5,7 +5,8 @@ from typing import Annotated
 from fastapi import APIRouter, Body, Query
 
 from service.attribution.models import AttributeRequest, AttributionResult, ErrorType, Status
-from service.dependencies import ProjectDep, SessionDep, SettingsDep
+from service.auth import ProjectDep
+from service.dependencies import SessionDep, SettingsDep
 from service.routes.errors import responses
 from service.services import attribution
 
@@ -21,7 +22,7 @@ async def post_attribute(
     case_id: str,
     session: SessionDep,
     settings: SettingsDep,
-    project: ProjectDep = "default",
+    project: ProjectDep,
     request: Annotated[AttributeRequest | None, Body()] = None,
 ) -> AttributionResult:
     """Name the operation that broke the case's answer, its error type and why.
@@ -36,7 +37,7 @@ async def post_attribute(
 @router.get("/attributions", response_model=list[AttributionResult], responses=responses(503))
 async def get_attributions(
     session: SessionDep,
-    project: ProjectDep = "default",
+    project: ProjectDep,
     system: str | None = None,
     error_type: ErrorType | None = None,
     operation_name: str | None = None,

@@ -6,7 +6,8 @@ from fastapi import APIRouter, Query, Response
 
 from graph_schema.models import Verdict
 from graph_schema.views import CaseSummary, CaseView, Subgraph
-from service.dependencies import ProjectDep, SessionDep, SettingsDep
+from service.auth import ProjectDep
+from service.dependencies import SessionDep, SettingsDep
 from service.routes.errors import responses
 from service.services import cases
 
@@ -16,7 +17,7 @@ router = APIRouter(prefix="/cases", tags=["cases"])
 @router.get("", response_model=list[CaseSummary], responses=responses(503))
 async def list_cases(
     session: SessionDep,
-    project: ProjectDep = "default",
+    project: ProjectDep,
     verdict: Verdict | None = None,
     skip: Annotated[int, Query(ge=0)] = 0,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
@@ -26,7 +27,7 @@ async def list_cases(
 
 
 @router.get("/{case_id}", response_model=CaseView, responses=responses(404, 503))
-async def get_case(case_id: str, session: SessionDep, project: ProjectDep = "default") -> CaseView:
+async def get_case(case_id: str, session: SessionDep, project: ProjectDep) -> CaseView:
     """A stored case with its answer unit and evidence unit ids."""
     return await cases.get_case(session, project, case_id)
 
@@ -36,7 +37,7 @@ async def get_case_subgraph(
     case_id: str,
     session: SessionDep,
     settings: SettingsDep,
-    project: ProjectDep = "default",
+    project: ProjectDep,
     limit: Annotated[
         int | None, Query(ge=1, description="Node limit (capped by the server).")
     ] = None,

@@ -12,7 +12,8 @@ from fastapi import APIRouter, Header, Query, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from graph_schema.models import Verdict
-from service.dependencies import ProjectDep, SessionDep, SettingsDep
+from service.auth import ProjectDep
+from service.dependencies import SessionDep, SettingsDep
 from service.errors import MemTraceError, NotFound, RetryableError
 from service.routes.errors import responses
 from service.services import ui
@@ -44,7 +45,7 @@ def _error(exc: MemTraceError, retry_after_s: int) -> HTMLResponse:
 
 
 @router.get("/", include_in_schema=False)
-async def ui_home(project: ProjectDep = "default") -> RedirectResponse:
+async def ui_home(project: ProjectDep) -> RedirectResponse:
     """The failed cases of the project."""
     return RedirectResponse(f"cases?project={project}&verdict=failed", status_code=307)
 
@@ -57,7 +58,7 @@ async def ui_home(project: ProjectDep = "default") -> RedirectResponse:
 async def ui_cases(
     session: SessionDep,
     settings: SettingsDep,
-    project: ProjectDep = "default",
+    project: ProjectDep,
     verdict: Verdict | None = None,
 ) -> HTMLResponse:
     """An HTML list of the project's cases (``verdict=failed`` for failures) with their stored
@@ -78,7 +79,7 @@ async def ui_case(
     case_id: str,
     session: SessionDep,
     settings: SettingsDep,
-    project: ProjectDep = "default",
+    project: ProjectDep,
     limit: Annotated[
         int | None, Query(ge=1, description="Node limit (capped by the server).")
     ] = None,
