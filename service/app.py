@@ -94,6 +94,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version="0.1.0",
         lifespan=lifespan,
     )
+    app.state.settings = settings  # what every route's SettingsDep reads
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_batch_bytes)
     # Added last, so it runs first: no body is read for a caller without a key.
     app.add_middleware(AuthenticationMiddleware, retry_after_s=settings.retry_after_s)
