@@ -10,12 +10,14 @@ from typing import Any
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from service import ui
 from service.auth import KeyConfigError, authorize, load_keys
 from service.auth_middleware import AuthenticationMiddleware
 from service.body_limit import BodyLimitMiddleware
 from service.db import apply_schema, create_driver
+from service.docs import install_docs
 from service.errors import MemTraceError, StoreUnavailable
 from service.http_errors import error_json, error_response
 from service.routes import (
@@ -44,12 +46,21 @@ def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
     ]
 
 
+_HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
+
+
 def install_error_handlers(app: FastAPI, settings: Settings) -> None:
     """Map ``MemTraceError`` and request validation to JSON errors; nothing leaks a stack trace."""
 
     @app.exception_handler(MemTraceError)
     async def on_memtrace_error(request: Request, exc: MemTraceError) -> Response:
         return error_response(exc, request, settings.retry_after_s)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def on_http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # Unknown routes and wrong methods: the same body as every other error.
+        code = _HTTP_CODES.get(exc.status_code, "http_error")
+        return error_json(exc.status_code, code, str(exc.detail), None, exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def on_validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -68,13 +79,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     """The service. The Neo4j driver is made at start-up and closed at shutdown."""
     settings = settings or get_settings()
 
+    try:
+        # Read here, not at start-up: an app that never ran its lifespan must not run open.
+        api_keys = load_keys(settings)
+    except KeyConfigError as e:
+        log.error("not starting: %s", e)
+        raise
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        try:
-            app.state.api_keys = load_keys(settings)
-        except KeyConfigError as e:
-            log.error("not starting: %s", e)
-            raise
         app.state.driver = create_driver(settings)
         app.state.schema_ready = False
         try:
@@ -93,8 +106,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="Trace and attribute errors in LLM memory systems.",
         version="0.1.0",
         lifespan=lifespan,
+        docs_url=None,  # service.docs serves both pages without a CDN
+        redoc_url=None,
     )
     app.state.settings = settings  # what every route's SettingsDep reads
+    app.state.api_keys = api_keys
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_batch_bytes)
     # Added last, so it runs first: no body is read for a caller without a key.
     app.add_middleware(AuthenticationMiddleware, retry_after_s=settings.retry_after_s)
@@ -109,4 +125,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             responses=responses(*AUTH) if guarded else None,
         )
     app.include_router(ui_login_router)  # open: it is where a browser without a key goes
+    install_docs(app)
     return app

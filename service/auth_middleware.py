@@ -36,7 +36,9 @@ OPEN_PATHS = frozenset(
         "/ui/login",
     }
 )
-"""Reachable without a key: the probes, the API description, and the form that takes a key."""
+OPEN_PREFIXES = ("/docs/static/",)
+"""Reachable without a key: the probes, the API description and its pages' assets, and the form
+that takes a key."""
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
@@ -46,7 +48,7 @@ class AuthenticationMiddleware:
         self.retry_after_s = retry_after_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+        if scope["type"] != "http" or _is_open(scope["path"]):
             await self.app(scope, receive, send)
             return
         keys = scope["app"].state.api_keys
@@ -62,6 +64,10 @@ class AuthenticationMiddleware:
             return
         scope.setdefault("state", {})["principal"] = principal  # read by service.auth
         await self.app(scope, receive, send)
+
+
+def _is_open(path: str) -> bool:
+    return path in OPEN_PATHS or path.startswith(OPEN_PREFIXES)
 
 
 def authenticate(connection: Request, keys: tuple[ApiKey, ...]) -> Principal:
