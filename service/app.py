@@ -60,7 +60,8 @@ def install_error_handlers(app: FastAPI, settings: Settings) -> None:
     async def on_http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         # Unknown routes and wrong methods: the same body as every other error.
         code = _HTTP_CODES.get(exc.status_code, "http_error")
-        return error_json(exc.status_code, code, str(exc.detail), None, exc.headers)
+        headers = dict(exc.headers) if exc.headers else None
+        return error_json(exc.status_code, code, str(exc.detail), None, headers)
 
     @app.exception_handler(RequestValidationError)
     async def on_validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
