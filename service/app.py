@@ -20,6 +20,7 @@ from service.db import apply_schema, create_driver
 from service.docs import install_docs
 from service.errors import MemTraceError, StoreUnavailable
 from service.http_errors import error_json, error_response
+from service.id_paths import EncodedSlashMiddleware
 from service.routes import (
     attribution,
     audits,
@@ -112,6 +113,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings  # what every route's SettingsDep reads
     app.state.api_keys = api_keys
+    app.add_middleware(EncodedSlashMiddleware)  # ids with "/" in paths (service.id_paths)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_batch_bytes)
     # Added last, so it runs first: no body is read for a caller without a key.
     app.add_middleware(AuthenticationMiddleware, retry_after_s=settings.retry_after_s)

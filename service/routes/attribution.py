@@ -4,6 +4,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Query
 
+import service.id_paths  # noqa: F401  (registers the {name:id} path convertor)
 from service.attribution.models import AttributeRequest, AttributionResult, ErrorType, Status
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
@@ -14,7 +15,7 @@ router = APIRouter(tags=["attribution"])
 
 
 @router.post(
-    "/attribute/{case_id}",
+    "/attribute/{case_id:id}",
     response_model=AttributionResult,
     responses=responses(404, 422, 503),
 )

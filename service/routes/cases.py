@@ -4,6 +4,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
+import service.id_paths  # noqa: F401  (registers the {name:id} path convertor)
 from graph_schema.models import Verdict
 from graph_schema.views import CaseSummary, CaseView, Subgraph
 from service.auth import ProjectDep
@@ -26,13 +27,13 @@ async def list_cases(
     return await cases.list_cases(session, project, verdict, skip, limit)
 
 
-@router.get("/{case_id}", response_model=CaseView, responses=responses(404, 503))
+@router.get("/{case_id:id}", response_model=CaseView, responses=responses(404, 503))
 async def get_case(case_id: str, session: SessionDep, project: ProjectDep) -> CaseView:
     """A stored case with its answer unit and evidence unit ids."""
     return await cases.get_case(session, project, case_id)
 
 
-@router.get("/{case_id}/subgraph", response_model=Subgraph, responses=responses(404, 422, 503))
+@router.get("/{case_id:id}/subgraph", response_model=Subgraph, responses=responses(404, 422, 503))
 async def get_case_subgraph(
     case_id: str,
     session: SessionDep,

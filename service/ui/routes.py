@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Query, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
+import service.id_paths  # noqa: F401  (registers the {name:id} path convertor)
 from graph_schema.models import Verdict
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
@@ -71,7 +72,7 @@ async def ui_cases(
 
 
 @router.get(
-    "/cases/{case_id}",
+    "/cases/{case_id:id}",
     response_class=HTMLResponse,
     responses={200: _HTML, **responses(404, 422, 503)},
 )
