@@ -158,7 +158,9 @@ def test_the_client_sdk_sends_its_key(keyed: ServiceHandle, tmp_path: Path) -> N
         MemTraceClient(keyed.url, api_key=ALPHA_KEY, project=BETA), spool_dir=tmp_path / "b"
     )
     wrong.record_operation("forbidden-op", kind="other")
-    assert wrong.flush(30)  # settled: refused for good, not retried
+    refused = wrong.flush(30)
+    assert refused.settled and not refused  # refused for good, not retried
+    assert refused.rejected[0].reason.startswith("HTTP 403")
     wrong.close()
     assert wrong.delivery.stats.rejected_batches == 1
     [kept] = (tmp_path / "b" / "rejected").glob("*.reason.txt")
