@@ -208,6 +208,8 @@ def _is_judge_name(name: str) -> bool:
 
 
 def _text(value: object) -> str:
+    if isinstance(value, str):
+        return value
     return "" if value is None else str(value)
 
 

@@ -434,3 +434,44 @@ def test_unit_kind_table(category: str, class_name: str, value: str, kind: str) 
 )
 def test_operation_kind_table(category: str, name: str, kind: str) -> None:
     assert operation_kind(category, name) == kind
+
+
+class _CountingId(str):
+    """A node id that counts the equality comparisons made with it."""
+
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        _CountingId.compared += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def test_a_large_fan_in_converts_in_linear_steps() -> None:
+    """One operation with thousands of edges: comparisons grow with the edges, not their square
+    (a list-membership test per edge made an 80k-edge operation take 99 s on the event loop)."""
+    n = 3_000
+    sources = [_CountingId(f"message:m{i}@1") for i in range(n)]
+    nodes = [
+        _node("message", f"m{i}", 1, f"text {i}", "message", "00.000") for i in range(n)
+    ] + [_node("memory_entry", "all", 1, "everything", "memory_entry", "01.000")]
+    edges = [
+        _edge(f"e{i}", "op-1", src, _CountingId("memory_entry:all@1"), "01.000")
+        for i, src in enumerate(sources)
+    ]
+    graph = {
+        "graph_id": "fan-in",
+        "data": {
+            "nodes": nodes,
+            "edges": edges,
+            "operations": [_op("op-1", "memory_system.add", "update", "01.000")],
+            "sessions": [],
+            "annotations": [],
+        },
+    }
+    _CountingId.compared = 0
+    imported = convert_execution_graph(graph)
+    [op] = imported.batch["operations"]
+    assert len(op["inputs"]) == n
+    assert _CountingId.compared < 20 * n

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.servers import ServiceHandle
 from tests.test_cli import memtrace
@@ -81,3 +82,42 @@ def test_memtracebench_scoring_on_a_directory(
     expected = sum(r["operation_id"] == r["label_op"] for r in figures["rows"]) / 2
     assert figures["operation_accuracy"] == expected
     assert {r["label_type"] for r in figures["rows"]} == {"ResponseError"}
+
+
+def _nested(depth: int) -> object:
+    value: object = "deep"
+    for _ in range(depth):
+        value = {"v": value}
+    return value
+
+
+def test_deeply_nested_node_value_is_422_naming_it(client: httpx.Client, project: str) -> None:
+    graph = mem0_graph()
+    graph["data"]["nodes"][3]["value"] = _nested(950)
+    response = client.post("/import/execution-graph", params={"project": project}, json=graph)
+    assert response.status_code == 422, response.text
+    assert "data.nodes[3].value" in response.json()["message"]
+
+
+@pytest.mark.parametrize("stamp", ["0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-05:00"])
+def test_timestamp_out_of_range_is_422_naming_it(
+    client: httpx.Client, project: str, stamp: str
+) -> None:
+    graph = mem0_graph()
+    graph["data"]["nodes"][2]["created_at"] = stamp
+    response = client.post("/import/execution-graph", params={"project": project}, json=graph)
+    assert response.status_code == 422, response.text
+    assert "data.nodes[2].created_at" in response.json()["message"]
+
+
+def test_infinite_version_is_422_naming_it(client: httpx.Client, project: str) -> None:
+    body = json.dumps(mem0_graph()).replace('"version": 2', '"version": 1e400', 1)
+    assert "1e400" in body
+    response = client.post(
+        "/import/execution-graph",
+        params={"project": project},
+        content=body,
+        headers={"content-type": "application/json"},
+    )
+    assert response.status_code == 422, response.text
+    assert ".version" in response.json()["message"]
