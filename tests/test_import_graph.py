@@ -84,17 +84,17 @@ def test_memtracebench_scoring_on_a_directory(
     assert {r["label_type"] for r in figures["rows"]} == {"ResponseError"}
 
 
-def _nested(depth: int) -> object:
-    value: object = "deep"
-    for _ in range(depth):
-        value = {"v": value}
-    return value
-
-
 def test_deeply_nested_node_value_is_422_naming_it(client: httpx.Client, project: str) -> None:
     graph = mem0_graph()
-    graph["data"]["nodes"][3]["value"] = _nested(950)
-    response = client.post("/import/execution-graph", params={"project": project}, json=graph)
+    graph["data"]["nodes"][3]["value"] = "@nested@"
+    nested = '{"v": ' * 950 + '"deep"' + "}" * 950  # written by hand: json.dumps would overflow
+    body = json.dumps(graph).replace('"@nested@"', nested)
+    response = client.post(
+        "/import/execution-graph",
+        params={"project": project},
+        content=body,
+        headers={"content-type": "application/json"},
+    )
     assert response.status_code == 422, response.text
     assert "data.nodes[3].value" in response.json()["message"]
 
