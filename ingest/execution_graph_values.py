@@ -44,7 +44,6 @@ UNIT_KINDS: dict[str, str] = {
     "memory_unit": "memory",
     "memcell": "memory",
     "fact": "memory",
-    "message_buffer": "memory",
     "memory_context": "context",
     "context": "context",
     "retrieved_context": "context",
