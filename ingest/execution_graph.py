@@ -168,9 +168,7 @@ class Op:
     kind: str
     ts: datetime | None
     raw: Mapping[str, Any]
-    edges: list[tuple[tuple[bool, datetime, int], Mapping[str, Any]]] = field(
-        default_factory=list
-    )
+    edges: list[tuple[tuple[bool, datetime, int], Mapping[str, Any]]] = field(default_factory=list)
     inputs: dict[str, None] = field(default_factory=dict)  # wire ids, ordered
     outputs: dict[str, None] = field(default_factory=dict)
     steps: list[str] = field(default_factory=list)  # raw ids of internal steps
@@ -364,7 +362,9 @@ class Converter:
                 continue
             for end in (src, dst):
                 if end not in self.nodes:
-                    self.warn(f"edge {label}: node {end!r} is not in data.nodes; kept as a reference")
+                    self.warn(
+                        f"edge {label}: node {end!r} is not in data.nodes; kept as a reference"
+                    )
             ts = parse_timestamp(edge.get("created_at"), f"data.edges[{index}].created_at")
             # Ties keep the file's order: smartcomment appends edges as the code records them.
             op.edges.append(((ts is None, ts or EPOCH, index), edge))
@@ -394,7 +394,11 @@ class Converter:
                 attributes[key] = raw[key]
         if raw.get("metadata"):
             attributes["metadata"] = raw["metadata"]
-        unit: dict[str, Any] = {"id": unit_id or node.id, "kind": node.kind, "content": node.content}
+        unit: dict[str, Any] = {
+            "id": unit_id or node.id,
+            "kind": node.kind,
+            "content": node.content,
+        }
         if node.ts is not None:
             unit["ts"] = node.ts.isoformat()
         unit["attributes"] = attributes

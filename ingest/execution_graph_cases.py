@@ -222,7 +222,7 @@ def _answer_unit(
         {
             "id": unit_id,
             "kind": "answer",
-            "content": said[: 1_000_000],
+            "content": said[:1_000_000],
             "attributes": {"query_id": query_id, "from_annotation": True},
         }
     )
@@ -241,8 +241,10 @@ def _evidence(conv: Converter, query_id: str, raw: object) -> list[str]:
     for item in raw if isinstance(raw, list) else [raw]:
         key = text(item)
         node = conv.nodes.get(key) or conv.latest.get(key)
-        internal = node is not None and node.raw_id in conv.mentioned and (
-            node.raw_id not in conv.pure_use
+        internal = (
+            node is not None
+            and node.raw_id in conv.mentioned
+            and (node.raw_id not in conv.pure_use)
         )
         if node is None or internal:
             missing.append(key)

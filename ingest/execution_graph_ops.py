@@ -216,9 +216,14 @@ def _answer_per_operation(conv: Converter, producers: dict[str, set[str]]) -> No
         rebuilt: dict[str, None] = {}
         for uid in op.outputs:
             node = _node_by_wire(conv, uid)
-            shared = node is not None and node.kind == "answer" and len(
-                [p for p in producers.get(node.raw_id, ()) if conv.ops[p].kind == "response"]
-            ) > 1
+            shared = (
+                node is not None
+                and node.kind == "answer"
+                and len(
+                    [p for p in producers.get(node.raw_id, ()) if conv.ops[p].kind == "response"]
+                )
+                > 1
+            )
             if node is None or not shared:
                 rebuilt.setdefault(uid)
                 continue
@@ -240,7 +245,11 @@ def _answer_per_operation(conv: Converter, producers: dict[str, set[str]]) -> No
         for uid in op.inputs:
             node = _node_by_wire(conv, uid)
             copy = next(
-                (copies[(node.raw_id, v)] for v in op.query_vars if node and (node.raw_id, v) in copies),
+                (
+                    copies[(node.raw_id, v)]
+                    for v in op.query_vars
+                    if node and (node.raw_id, v) in copies
+                ),
                 None,
             )
             rebuilt.setdefault(copy or uid)

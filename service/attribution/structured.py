@@ -13,7 +13,9 @@ import json
 import re
 from typing import Any
 
-_ID_LIKE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$|^[0-9a-f]{24,}$")
+_ID_LIKE = re.compile(
+    r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$|^[0-9a-f]{24,}$"
+)
 _ID_KEYS = frozenset({"id", "event_id", "memory_id", "hash", "key", "trace_id", "uuid", "score"})
 MAX_DEPTH = 16
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-
 from neo4j import AsyncSession
 from pydantic import BaseModel, ValidationError
 
