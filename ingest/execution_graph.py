@@ -410,12 +410,14 @@ class Converter:
             if op.raw.get(key) not in (None, "", {}):
                 attributes[key] = op.raw[key]
         session = self.sessions.get(text(op.raw.get("session_id")))
-        if session is not None:
-            attributes["session"] = {
+        if session is not None and (
+            kept := {
                 k: session[k]
                 for k in ("session_name", "category", "comment", "metadata", "created_at")
                 if session.get(k) not in (None, "", {})
             }
+        ):
+            attributes["session"] = kept
         if op.steps:
             attributes["internal_steps"] = [self.step_dict(raw) for raw in op.steps]
         notes = [self.edge_note(e) for _, e in op.edges if e.get("category") or e.get("comment")]

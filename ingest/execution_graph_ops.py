@@ -44,7 +44,10 @@ def shape_operations(conv: Converter) -> None:
     conv.mentioned = mentioned
 
     # A variable read or written as a whole by some operation is a unit; one only passed
-    # along inside a single operation is that operation's internal step.
+    # along inside a single operation is that operation's internal step. Memory entries are
+    # always units: a version written and rewritten within one operation is still a state of
+    # the store.
+    conv.pure_use.update(raw for raw in mentioned if _is_entry(conv, raw))
     for op in conv.ops.values():
         srcs, dsts = sources[op.raw_id], targets[op.raw_id]
         for raw in srcs:
@@ -89,6 +92,11 @@ def shape_operations(conv: Converter) -> None:
     for op in conv.ops.values():
         for unit_id in op.inputs:
             conv.consumers.setdefault(unit_id, []).append(op)
+
+
+def _is_entry(conv: Converter, raw: str) -> bool:
+    node = conv.nodes.get(raw)
+    return node is not None and node.kind in ("memory", "tombstone")
 
 
 def _deletions(conv: Converter, op: Op) -> dict[str, list[str]]:

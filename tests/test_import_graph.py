@@ -121,3 +121,39 @@ def test_infinite_version_is_422_naming_it(client: httpx.Client, project: str) -
     )
     assert response.status_code == 422, response.text
     assert ".version" in response.json()["message"]
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "smartcomment"
+SAMPLE = Path(__file__).parents[2] / "shared" / "data" / "smartcomment-sample"
+
+
+@pytest.mark.parametrize("folder", [FIXTURES, SAMPLE], ids=["fixtures", "shared-sample"])
+def test_real_smartcomment_graphs_are_attributed_exactly(
+    service: ServiceHandle, project: str, folder: Path
+) -> None:
+    """Every annotated failure of the four system shapes (and the shared sample) is blamed on
+    the annotated operation with the annotated type: both paper metrics are 1.0."""
+    from benchmarks.memtracebench import import_directory, score
+
+    if not folder.exists():
+        pytest.skip(f"{folder} is not on this machine")
+    with httpx.Client(base_url=service.url, timeout=120) as client:
+        cases = import_directory(client, folder, project)
+        figures = score(client, project, cases, "heuristic")
+        verdicts = [c["verdict"] for c in client.get("/cases", params={"project": project}).json()]
+    expected_types = (
+        {"ExtractionError", "UpdateError", "DeletionError", "RetrievalError", "ResponseError"}
+        if folder == FIXTURES
+        else {"ExtractionError", "UpdateError", "DeletionError"}
+    )
+    assert {r["label_type"] for r in figures["rows"]} == expected_types
+    wrong = [
+        r
+        for r in figures["rows"]
+        if (r["error_type"], r["operation_id"]) != (r["label_type"], r["label_op"])
+    ]
+    assert wrong == []
+    assert (figures["error_type_accuracy"], figures["operation_accuracy"]) == (1.0, 1.0)
+    assert all(r["status"] == "attributed" for r in figures["rows"])
+    if folder == FIXTURES:  # the sample annotates failures only
+        assert "passed" in verdicts  # judged correct by the graph's own judge_score
