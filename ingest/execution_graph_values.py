@@ -186,17 +186,28 @@ def positive_version(value: object, place: str) -> int | None:
 def check_nesting(document: object, limit: int = MAX_NESTING) -> None:
     """Raise ``GraphValueError`` naming the first place nested deeper than ``limit`` levels.
 
-    Iterative, so that the check itself cannot overflow the stack it protects.
+    Iterative, so that the check itself cannot overflow the stack it protects; only containers
+    are visited, and the path is rebuilt only for the error message.
     """
-    stack: list[tuple[object, tuple[str | int, ...]]] = [(document, ())]
+    # (container, depth, index of the parent entry, key in the parent)
+    seen: list[tuple[object, int, int, str | int]] = [(document, 0, -1, "")]
+    stack = [0]
     while stack:
-        item, path = stack.pop()
-        if len(path) > limit:
-            raise GraphValueError(f"{_place(path[: limit + 1])}: nested deeper than {limit} levels")
-        if isinstance(item, Mapping):
-            stack.extend((v, (*path, str(k))) for k, v in item.items())
-        elif isinstance(item, list):
-            stack.extend((v, (*path, i)) for i, v in enumerate(item))
+        at = stack.pop()
+        item, depth = seen[at][0], seen[at][1]
+        if depth > limit:
+            path: list[str | int] = []
+            while at > 0:
+                path.append(seen[at][3])
+                at = seen[at][2]
+            raise GraphValueError(
+                f"{_place(tuple(reversed(path)))}: nested deeper than {limit} levels"
+            )
+        children = item.items() if isinstance(item, dict) else enumerate(item)  # type: ignore[arg-type]
+        for key, child in children:
+            if isinstance(child, dict | list):
+                seen.append((child, depth + 1, at, key))
+                stack.append(len(seen) - 1)
 
 
 def _place(path: tuple[str | int, ...]) -> str:
