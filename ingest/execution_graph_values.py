@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import json
 import math
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
