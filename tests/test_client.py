@@ -354,3 +354,39 @@ def test_tracer_rejects_a_bad_unit_in_the_callers_code(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="kind"):
         tracer.unit("nonsense", "x")  # type: ignore[arg-type]
     tracer.close()
+
+
+def test_a_traced_function_returning_plain_text_records_it(
+    service: ServiceHandle, neo4j_driver: Driver, project: str, tmp_path: Path
+) -> None:
+    """A retrieval that returns ``list[str]`` (no units) still has outputs: one context unit per
+    text (they were dropped, and a case built on them came back inconclusive)."""
+    tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
+    turn = tracer.message("My sister Emma lives in Denver.", role="user")
+    with tracer.operation("extract", kind="extraction", inputs=[turn]) as op:
+        fact = tracer.memory("Sister Emma lives in Denver", memory_id="m1")
+        op.output(fact)
+
+    @tracer.traced("search", kind="retrieval")
+    def search(query: Any, memories: list[Any]) -> list[str]:
+        return ["Likes hiking", "Has a dog"]  # the store returned other memories
+
+    @tracer.traced("answer", kind="response")
+    def answer(query: Any) -> str:
+        return "I don't know"
+
+    question = tracer.query("Where does Emma live?")
+    texts = search(question, [fact])
+    assert texts == ["Likes hiking", "Has a dog"]  # the caller gets its value back unchanged
+    reply = answer(question)
+    assert tracer.flush(30)
+    rows = neo4j_driver.execute_query(
+        "MATCH (o:Operation {project: $p})-[:PRODUCES]->(u:Unit) "
+        "RETURN o.name AS op, u.kind AS kind, u.content AS content, u.id AS id ORDER BY content",
+        p=project,
+    ).records
+    outputs = {(r["op"], r["kind"], r["content"]) for r in rows}
+    assert ("search", "context", "Likes hiking") in outputs
+    assert ("search", "context", "Has a dog") in outputs
+    assert ("answer", "answer", reply) in outputs
+    tracer.close()

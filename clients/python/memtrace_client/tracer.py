@@ -89,6 +89,15 @@ class Operation:
         self.attributes.update(attributes)
 
 
+RETURNED_KIND: dict[str, UnitKind] = {
+    "retrieval": "context",
+    "response": "answer",
+    "extraction": "memory",
+    "update": "memory",
+}
+"""The unit kind of a text a ``@traced`` function returns, by its operation's kind (else other)."""
+
+
 class Tracer:
     """Records units, operations and cases of one memory system and delivers them in batches.
 
@@ -237,8 +246,11 @@ class Tracer:
         self, name: str | None = None, *, kind: OperationKind, **attributes: Any
     ) -> Callable[[Callable[P, R]], Callable[P, R]]:
         """Decorator form of ``operation``: units among the arguments (or in lists of them) are
-        the inputs, a unit returned (or a list of units) the outputs. Inside, ``current()`` is
-        the operation, to add more. Works on plain and ``async`` functions."""
+        the inputs, a unit returned (or a list of units) the outputs. A function that returns
+        plain text instead (a ``str``, or a list or tuple of them) gets one unit per text, of
+        the kind its operation produces (``RETURNED_KIND``: a retrieval's texts are contexts, a
+        response's an answer, ...), so its output is never silently lost. Inside, ``current()``
+        is the operation, to add more. Works on plain and ``async`` functions."""
 
         def decorate(fn: Callable[P, R]) -> Callable[P, R]:
             op_name = name or fn.__qualname__
@@ -254,7 +266,7 @@ class Tracer:
                         op_name, kind=kind, inputs=inputs_of(args, kwargs), **attributes
                     ) as op:
                         result = await fn(*args, **kwargs)
-                        op.output(*_units_in([result]))
+                        op.output(*self._returned_units(result, kind))
                         return result
 
                 return run_async  # type: ignore[return-value]
@@ -265,12 +277,21 @@ class Tracer:
                     op_name, kind=kind, inputs=inputs_of(args, kwargs), **attributes
                 ) as op:
                     result = fn(*args, **kwargs)
-                    op.output(*_units_in([result]))
+                    op.output(*self._returned_units(result, kind))
                     return result
 
             return run
 
         return decorate
+
+    def _returned_units(self, result: Any, kind: OperationKind) -> list[UnitIn]:
+        units = list(_units_in([result]))
+        if units:
+            return units
+        texts = [result] if isinstance(result, str) else result
+        if isinstance(texts, (list, tuple)) and texts and all(isinstance(t, str) for t in texts):
+            return [self.unit(RETURNED_KIND.get(kind, "other"), text) for text in texts]
+        return []
 
     @staticmethod
     def current() -> Operation | None:
