@@ -97,3 +97,23 @@ def test_sdk_spans_are_stored_and_the_retrieval_is_blamed(
         "RetrievalError",
         "search_memory",
     )
+
+
+def test_an_exporter_pointed_at_the_otlp_root_is_heard(
+    service: ServiceHandle, project: str, neo4j_driver: Driver
+) -> None:
+    """The exporter's ``endpoint=`` is used as given (no /v1/traces appended): /otlp works too,
+    instead of a 404 that ``force_flush()`` reports as success."""
+    exporter = OTLPSpanExporter(
+        endpoint=f"{service.url}/otlp", headers={"X-MemTrace-Project": project}, timeout=60
+    )
+    tracer_provider = TracerProvider(resource=Resource.create({"service.name": "root-agent"}))
+    tracer_provider.add_span_processor(BatchSpanProcessor(exporter))
+    with tracer_provider.get_tracer("memtrace-test").start_as_current_span("root-step"):
+        pass
+    assert tracer_provider.force_flush(60_000)
+    tracer_provider.shutdown()
+    names = neo4j_driver.execute_query(
+        "MATCH (o:Operation {project: $p}) RETURN o.name AS name", p=project
+    ).records
+    assert [r["name"] for r in names] == ["root-step"]

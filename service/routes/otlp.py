@@ -1,6 +1,7 @@
 """``POST /otlp/v1/traces``: OpenTelemetry's OTLP/HTTP trace export, mapped to MemTrace.
 
-Point an OTLP exporter at ``http://<memtrace>/otlp`` (the exporter appends ``/v1/traces``).
+Point an OTLP exporter at ``http://<memtrace>/otlp``: ``OTEL_EXPORTER_OTLP_ENDPOINT`` appends
+``/v1/traces``, an exporter's ``endpoint=`` argument is used as given; both URLs take exports.
 The project comes from the ``project`` query parameter or the ``X-MemTrace-Project`` header
 (exporters can set headers more easily than query strings); when both are given they must agree,
 and with neither it is ``default``. The answer is OTLP's ``ExportTraceServiceResponse``, in the
@@ -36,6 +37,9 @@ _OPENAPI = {
 }
 
 
+# An exporter's `endpoint=` argument is the whole URL (only OTEL_EXPORTER_OTLP_ENDPOINT gets
+# /v1/traces appended): pointing either at .../otlp must work, so /otlp takes exports too.
+@router.post("/otlp", include_in_schema=False)
 @router.post(
     "/otlp/v1/traces",
     responses={
