@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse
 
 from graph_schema.reports import Bucket, Report, ReportFilters
 from service.dependencies import ProjectDep, SessionDep
-from service.routes.errors import responses
+from service.routes.errors import html_route_responses, responses
 from service.services import reports
 
 router = APIRouter(tags=["reports"])
@@ -52,7 +52,7 @@ async def get_report(
 @router.get(
     "/report.html",
     response_class=HTMLResponse,
-    responses={200: {"content": {"text/html": {}}}, **responses(422, 503)},
+    responses={200: {"content": {"text/html": {}}}, **html_route_responses(422, 503)},
 )
 async def get_report_html(
     session: SessionDep, filters: FiltersDep, project: ProjectDep = "default"
