@@ -4,8 +4,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body
 
+import service.id_paths  # noqa: F401  (registers the {name:id} path convertor)
 from service.attribution.models import AttributeRequest, AttributionResult, ErrorType, Status
-from service.dependencies import ProjectDep, SessionDep, SettingsDep
+from service.auth import ProjectDep
+from service.dependencies import SessionDep, SettingsDep
 from service.routes.errors import responses
 from service.routes.params import Skip, limit_query
 from service.services import attribution
@@ -14,7 +16,7 @@ router = APIRouter(tags=["attribution"])
 
 
 @router.post(
-    "/attribute/{case_id}",
+    "/attribute/{case_id:id}",
     response_model=AttributionResult,
     responses=responses(404, 422, 503),
 )
@@ -22,7 +24,7 @@ async def post_attribute(
     case_id: str,
     session: SessionDep,
     settings: SettingsDep,
-    project: ProjectDep = "default",
+    project: ProjectDep,
     request: Annotated[AttributeRequest | None, Body()] = None,
 ) -> AttributionResult:
     """Name the operation that broke the case's answer, its error type and why.
@@ -37,7 +39,7 @@ async def post_attribute(
 @router.get("/attributions", response_model=list[AttributionResult], responses=responses(503))
 async def get_attributions(
     session: SessionDep,
-    project: ProjectDep = "default",
+    project: ProjectDep,
     system: str | None = None,
     error_type: ErrorType | None = None,
     operation_name: str | None = None,

@@ -7,7 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 
 from graph_schema.audits import AuditInfo, AuditPage
-from service.dependencies import ProjectDep, SessionDep, SettingsDep
+from service.auth import ProjectDep
+from service.dependencies import SessionDep, SettingsDep
 from service.routes.errors import responses
 from service.routes.params import Skip, limit_query
 from service.services import audits
@@ -30,7 +31,7 @@ async def run_audit(
     request: Request,
     session: SessionDep,
     settings: SettingsDep,
-    project: ProjectDep = "default",
+    project: ProjectDep,
     skip: Annotated[Skip, Query(description="Start here; use next_skip to page.")] = 0,
     limit: Annotated[int, limit_query(1000, "At most this many rows.")] = 100,
 ) -> AuditPage:
