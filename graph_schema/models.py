@@ -5,6 +5,8 @@ cannot drift apart. Importing them from here keeps the server's code speaking of
 """
 
 from memtrace_client.models import (
+    ENTRY_KEYS,
+    MAX_ID,
     Attributes,
     CaseIn,
     Identifier,
@@ -19,9 +21,12 @@ from memtrace_client.models import (
     UnitKind,
     UnitRef,
     Verdict,
+    memory_entry,
 )
 
 __all__ = [
+    "ENTRY_KEYS",
+    "MAX_ID",
     "Attributes",
     "CaseIn",
     "Identifier",
@@ -36,4 +41,5 @@ __all__ = [
     "UnitKind",
     "UnitRef",
     "Verdict",
+    "memory_entry",
 ]

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import hashlib
 
-MAX_ID = 256
+from graph_schema.models import MAX_ID
+
+__all__ = ["MAX_ID", "bounded_id"]
 
 
 def bounded_id(raw: str) -> str:

@@ -68,6 +68,8 @@ def decode_json(body: bytes) -> ExportTraceServiceRequest:
         raise OtlpFormatError(
             f"body is not JSON: {e.msg} at line {e.lineno} column {e.colno}", ["body"]
         ) from e
+    except RecursionError as e:  # the parser's own bound on depth (about 1,000 levels)
+        raise OtlpFormatError("the JSON is nested too deeply", ["body"]) from e
     if not isinstance(data, dict):
         raise OtlpFormatError("an OTLP/JSON export must be a JSON object", ["body"])
     request = ExportTraceServiceRequest()
@@ -111,6 +113,8 @@ def _parse(value: Any, message: Message, loc: Loc) -> None:
         return
     try:
         json_format.ParseDict(value, message, ignore_unknown_fields=True)
+    except RecursionError as e:
+        raise OtlpFormatError(f"{where(loc)} is nested too deeply", loc) from e
     except (json_format.ParseError, TypeError, ValueError) as e:
         # The parser's own text quotes the offending value; keep only the fields it names.
         path = [*loc, *_FAILED_FIELD.findall(str(e))]

@@ -185,7 +185,8 @@ def records(value: Any) -> list[Record] | None:
 
 
 def memory_id(store: str | None, record_id: str) -> str:
-    return f"{store or '-'}:{record_id}"
+    """The memory entry of a record: indexed, so bounded like an id (``bounded_id``)."""
+    return bounded_id(f"{store or '-'}:{record_id}")
 
 
 def memory_version(store: str | None, record_id: str, content: str) -> Unit:

@@ -16,10 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from graph_schema.models import CaseIn, OperationIn, TraceBatch, UnitIn
-
-# Attribute keys naming the memory entry a unit is a version of, in order of preference.
-ENTRY_KEYS = ("memory_id", "entry_id")
+from graph_schema.models import CaseIn, OperationIn, TraceBatch, UnitIn, memory_entry
 
 
 def _attributes_json(attributes: dict[str, Any]) -> str | None:
@@ -54,17 +51,6 @@ class BatchRows:
         return sorted(self.unit_refs - self.units.keys())
 
 
-def memory_entry(attributes: dict[str, Any]) -> str | None:
-    """The memory entry a unit is a version of (``memory_id``, else ``entry_id``), as a string.
-
-    Stored as the unit's own ``memory_id`` property because Cypher cannot read inside the JSON
-    ``attributes``: the audits find an entry's versions through the ``(project, memory_id)``
-    index. Not part of the fingerprint: it is derived from ``attributes``, which is.
-    """
-    value = next((attributes[k] for k in ENTRY_KEYS if attributes.get(k) is not None), None)
-    return None if value is None else str(value)
-
-
 def unit_row(unit: UnitIn) -> dict[str, Any]:
     ts = unit.ts.isoformat() if unit.ts else None
     attributes = _attributes_json(unit.attributes)
@@ -74,6 +60,9 @@ def unit_row(unit: UnitIn) -> dict[str, Any]:
         "content": unit.content,
         "ts": unit.ts,
         "attributes": attributes,
+        # The memory entry, as a property of its own: Cypher cannot read inside the JSON
+        # attributes, and the audits find an entry's versions through the (project, memory_id)
+        # index. Not in the fingerprint: it is derived from the attributes, which are.
         "memory_id": memory_entry(unit.attributes),
         "fp": fingerprint(unit.kind, unit.content, ts, attributes),
     }

@@ -127,7 +127,7 @@ def test_list_audits(client: httpx.Client) -> None:
             "default": 1,
             "description": by_name["degraded_updates"]["parameters"][0]["description"],
             "minimum": 1,
-            "maximum": None,
+            "maximum": 1_000_000,
             "choices": None,
         }
     ]

@@ -2,13 +2,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Query
+from fastapi import APIRouter, Body
 
 import service.id_paths  # noqa: F401  (registers the {name:id} path convertor)
 from service.attribution.models import AttributeRequest, AttributionResult, ErrorType, Status
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
 from service.routes.errors import responses
+from service.routes.params import Skip, limit_query
 from service.services import attribution
 
 router = APIRouter(tags=["attribution"])
@@ -43,8 +44,8 @@ async def get_attributions(
     error_type: ErrorType | None = None,
     operation_name: str | None = None,
     status: Status | None = None,
-    skip: Annotated[int, Query(ge=0)] = 0,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    skip: Skip = 0,
+    limit: Annotated[int, limit_query(1000)] = 100,
 ) -> list[AttributionResult]:
     """Stored attributions, newest first, filtered by the blamed operation and error type."""
     filters = {

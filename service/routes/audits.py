@@ -10,6 +10,7 @@ from graph_schema.audits import AuditInfo, AuditPage
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
 from service.routes.errors import responses
+from service.routes.params import Skip, limit_query
 from service.services import audits
 
 router = APIRouter(prefix="/audits", tags=["audits"])
@@ -31,8 +32,8 @@ async def run_audit(
     session: SessionDep,
     settings: SettingsDep,
     project: ProjectDep,
-    skip: Annotated[int, Query(ge=0, description="Start here; use next_skip to page.")] = 0,
-    limit: Annotated[int, Query(ge=1, le=1000, description="At most this many rows.")] = 100,
+    skip: Annotated[Skip, Query(description="Start here; use next_skip to page.")] = 0,
+    limit: Annotated[int, limit_query(1000, "At most this many rows.")] = 100,
 ) -> AuditPage:
     """One page of the audit's rows for the project, read in one read transaction.
 

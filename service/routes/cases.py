@@ -10,6 +10,7 @@ from graph_schema.views import CaseSummary, CaseView, Subgraph
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
 from service.routes.errors import responses
+from service.routes.params import Skip, limit_query
 from service.services import cases
 
 router = APIRouter(prefix="/cases", tags=["cases"])
@@ -20,8 +21,8 @@ async def list_cases(
     session: SessionDep,
     project: ProjectDep,
     verdict: Verdict | None = None,
-    skip: Annotated[int, Query(ge=0)] = 0,
-    limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
+    skip: Skip = 0,
+    limit: Annotated[int, limit_query(10_000)] = 1000,
 ) -> list[CaseSummary]:
     """Ids and verdicts of the project's cases, in id order (``verdict=failed`` for failures)."""
     return await cases.list_cases(session, project, verdict, skip, limit)

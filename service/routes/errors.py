@@ -33,3 +33,13 @@ def responses(*codes: int) -> dict[int | str, dict[str, Any]]:
 
 AUTH = (401, 403)
 """Every route behind the API-key guard can answer these (when keys are configured)."""
+
+
+def html_route_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """``responses(*codes)`` for a route that answers HTML: its errors are still JSON, but
+    FastAPI documents a ``model`` under the route's own media type (text/html)."""
+    content = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+    return {
+        code: {"description": entry["description"], "content": content}
+        for code, entry in responses(*codes).items()
+    }

@@ -43,7 +43,10 @@ _OPENAPI = {
 @router.post(
     "/otlp/v1/traces",
     responses={
-        200: {"description": "Accepted: ExportTraceServiceResponse (protobuf or JSON)"},
+        200: {
+            "description": "Accepted: ExportTraceServiceResponse, in the request's encoding",
+            "content": {"application/x-protobuf": _BODY, "application/json": {"schema": {}}},
+        },
         **responses(400, 409, 413, 415, 422, 503),
     },
     openapi_extra=_OPENAPI,

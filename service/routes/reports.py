@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse
 from graph_schema.reports import Bucket, Report, ReportFilters
 from service.auth import ProjectDep
 from service.dependencies import SessionDep
-from service.routes.errors import responses
+from service.routes.errors import html_route_responses, responses
 from service.services import reports
 
 router = APIRouter(tags=["reports"])
@@ -51,7 +51,7 @@ async def get_report(session: SessionDep, filters: FiltersDep, project: ProjectD
 @router.get(
     "/report.html",
     response_class=HTMLResponse,
-    responses={200: {"content": {"text/html": {}}}, **responses(422, 503)},
+    responses={200: {"content": {"text/html": {}}}, **html_route_responses(422, 503)},
 )
 async def get_report_html(
     session: SessionDep, filters: FiltersDep, project: ProjectDep

@@ -91,6 +91,7 @@ _SPECS = (
                     type="int",
                     default=1,
                     minimum=1,
+                    maximum=1_000_000,  # a unit holds at most 1,000,000 characters
                     description="Report an update only when the new version lacks at least "
                     "this many content words of the old one.",
                 )

@@ -6,9 +6,13 @@ This is the one definition: the MemTrace service validates what it receives with
 Invariants a batch must hold before anything is written (checked here, at the edge):
 
 - ids are 1-256 characters; ``project`` is 1-128 characters of ``[A-Za-z0-9_.-]``;
-- timestamps are timezone-aware (a naive timestamp is read as UTC);
+- timestamps are timezone-aware (a naive timestamp is read as UTC) and stored in UTC, so they
+  must stay within years 1-9999 once converted (``0001-01-01T00:00+01:00`` does not);
 - an operation's inputs and outputs are unit ids or whole unit objects, and keep their order;
-- ``attributes`` are JSON objects; they are stored verbatim as a JSON string.
+- ``attributes`` are JSON objects; they are stored verbatim as a JSON string, so their numbers
+  are finite (``1e400`` parses as infinity, which JSON cannot carry back);
+- a unit's memory entry (``attributes.memory_id``, else ``entry_id``) is indexed, so it is
+  bounded like an id: at most 256 characters of valid Unicode.
 
 Units are immutable: a unit id names one version of one piece of information. A memory entry
 that is updated gets a new unit; a deletion produces a ``tombstone`` unit.
@@ -16,10 +20,12 @@ that is updated gets a new unit; a deletion produces a ``tombstone`` unit.
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
 UnitKind = Literal[
     "message", "memory", "query", "context", "answer", "prompt", "tombstone", "other"
@@ -37,9 +43,62 @@ OperationKind = Literal[
 ]
 Verdict = Literal["failed", "passed", "unknown"]
 
-Identifier = Annotated[str, StringConstraints(min_length=1, max_length=256)]
+MAX_ID = 256
+Identifier = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID)]
 ProjectName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.\-]{1,128}$")]
-Attributes = dict[str, Any]
+
+ENTRY_KEYS = ("memory_id", "entry_id")
+"""Attribute keys naming the memory entry a unit is a version of, in order of preference."""
+
+
+def _invalid(kind: str, message: str, loc: tuple[str | int, ...]) -> ValidationError:
+    """A validation error at ``loc`` below the field being validated (pydantic prefixes the
+    field's own location), so the 422 names the very attribute."""
+    error = PydanticCustomError(kind, message)
+    return ValidationError.from_exception_data(
+        "attributes", [InitErrorDetails(type=error, loc=loc, input=None)]
+    )
+
+
+def _finite(attributes: dict[str, Any]) -> dict[str, Any]:
+    """``attributes`` when every number in it is finite. Walked with a stack, not recursion: the
+    JSON parser already bounds the depth, and a recursive walk would only lower that bound."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), attributes)]
+    while stack:
+        loc, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise _invalid("finite_number", "numbers must be finite (JSON has no inf or NaN)", loc)
+        if isinstance(value, dict):
+            stack.extend(((*loc, k), v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend(((*loc, i), v) for i, v in enumerate(value))
+    return attributes
+
+
+Attributes = Annotated[dict[str, Any], AfterValidator(_finite)]
+
+
+def memory_entry(attributes: dict[str, Any]) -> str | None:
+    """The memory entry a unit is a version of (``memory_id``, else ``entry_id``), as a string."""
+    value = next((attributes[k] for k in ENTRY_KEYS if attributes.get(k) is not None), None)
+    return None if value is None else str(value)
+
+
+def _entry_fits_the_index(attributes: dict[str, Any]) -> dict[str, Any]:
+    """Neo4j refuses to index a property over its key size, and the driver cannot send a lone
+    surrogate: both were 500s deep in the write. Refused here, at the attribute, instead."""
+    entry = memory_entry(attributes)
+    if entry is None:
+        return attributes
+    key = next(k for k in ENTRY_KEYS if attributes.get(k) is not None)
+    if len(entry) > MAX_ID:
+        message = f"a memory entry is indexed: at most {MAX_ID} characters, not {len(entry)}"
+        raise _invalid("memory_entry", message, (key,))
+    try:
+        entry.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _invalid("memory_entry", "a memory entry must be valid Unicode", (key,)) from None
+    return attributes
 
 
 def _as_utc(value: datetime | None) -> datetime | None:
@@ -47,7 +106,10 @@ def _as_utc(value: datetime | None) -> datetime | None:
         return None
     if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("out of range once converted to UTC (years 1-9999)") from None
 
 
 Timestamp = Annotated[datetime, AfterValidator(_as_utc)]
@@ -64,7 +126,9 @@ class UnitIn(_Strict):
     kind: UnitKind
     content: str = Field(max_length=1_000_000)
     ts: Timestamp | None = None
-    attributes: Attributes = Field(default_factory=dict)
+    attributes: Annotated[Attributes, AfterValidator(_entry_fits_the_index)] = Field(
+        default_factory=dict
+    )
 
 
 UnitRef = Identifier | UnitIn
