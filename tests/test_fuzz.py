@@ -100,19 +100,10 @@ INT64 = range(-(2**63), 2**63)
 def known_elsewhere(case: schemathesis.Case, response: Any) -> str | None:
     """Why this answer is not checked here, or None (check it)."""
     path, status = case.operation.path, response.status_code
-    if status == 400 and _message(response) == "There was an error parsing the body":
-        # FastAPI's own answer to a JSON body it cannot decode (nested too deeply, say): POST
-        # /traces, /import/execution-graph and /attribute do not document 400.
-        return "undecodable body: FastAPI's own 400, undocumented"
     if path == "/cypher" and status == 500 and _unsendable(_field(case.body, "parameters")):
         return "/cypher parameters Bolt cannot carry (lone surrogates, integers beyond 64 bits)"
     if path == "/import/execution-graph" and status == 500 and _unsendable(case.body):
         return "execution-graph values beyond 64 bits or not finite (1e400)"
-    content_type = " ".join(response.headers.get("content-type", []))
-    if path.startswith("/ui/") and status >= 400 and "json" in content_type:
-        # service/ui/routes.py documents its errors as text/html (FastAPI puts a route's
-        # error models under its own media type): routes.errors.html_route_responses fixes it.
-        return "UI page errors documented as text/html"
     return None
 
 

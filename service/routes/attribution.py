@@ -18,7 +18,7 @@ router = APIRouter(tags=["attribution"])
 @router.post(
     "/attribute/{case_id:id}",
     response_model=AttributionResult,
-    responses=responses(404, 422, 503),
+    responses=responses(400, 404, 422, 503),
 )
 async def post_attribute(
     case_id: str,

@@ -15,7 +15,7 @@ router = APIRouter(tags=["ingestion"])
 @router.post(
     "/import/execution-graph",
     response_model=ImportResult,
-    responses=responses(409, 413, 422, 503),
+    responses=responses(400, 409, 413, 422, 503),
 )
 async def post_execution_graph(
     graph: Annotated[dict[str, Any], Body(description="One execution-graph JSON object.")],

@@ -11,7 +11,7 @@ from service.services.ingestion import ingest_batch
 router = APIRouter(tags=["ingestion"])
 
 
-@router.post("/traces", response_model=IngestResult, responses=responses(409, 413, 422, 503))
+@router.post("/traces", response_model=IngestResult, responses=responses(400, 409, 413, 422, 503))
 async def post_traces(
     batch: TraceBatch,
     request: Request,
