@@ -149,7 +149,8 @@ PINNED = {
         "RETURN DISTINCT c.project AS p"
     ),
     "collect_subquery": (
-        "RETURN COLLECT { MATCH (c:Case {project: $project}) RETURN DISTINCT c.project }[0] AS p"
+        "WITH COLLECT { MATCH (c:Case {project: $project}) RETURN DISTINCT c.project } AS ps "
+        "UNWIND ps AS p RETURN p"
     ),
     "union_both_pinned": (
         "MATCH (u:Unit {project: $project}) RETURN u.project AS p "
