@@ -42,7 +42,7 @@ async def explain(
             summary = await (await tx.run("EXPLAIN " + text, parameters)).consume()
             return summary.query_type, summary.plan
 
-    return await _bounded(work(), timeout_s)
+    return await _bounded(work(), timeout_s, timeout_s)
 
 
 @store_errors
@@ -52,8 +52,10 @@ async def run_read(
     parameters: dict[str, Any],
     timeout_s: float,
     keep: Callable[[list[Any]], bool],
+    budget_s: float,
 ) -> tuple[list[str], bool]:
-    """Run the query and hand each row (raw values) to ``keep`` until it returns False.
+    """Run the query and hand each row (raw values) to ``keep`` until it returns False;
+    ``timeout_s`` is what is left of the whole time budget ``budget_s`` after planning.
 
     Returns the columns and whether rows were left unread. The transaction is rolled back
     either way (it only read), which also drops the rows Neo4j had not sent yet.
@@ -68,19 +70,19 @@ async def run_read(
                     return columns, True
             return columns, False
 
-    return await _bounded(work(), timeout_s)
+    return await _bounded(work(), timeout_s, budget_s)
 
 
-async def _bounded(work: Coroutine[Any, Any, T], timeout_s: float) -> T:
+async def _bounded(work: Coroutine[Any, Any, T], timeout_s: float, budget_s: float) -> T:
     try:
         async with asyncio.timeout(timeout_s + _CLIENT_GRACE_S):
             return await work
     except TimeoutError as e:
-        raise _timed_out(timeout_s) from e
+        raise _timed_out(budget_s) from e
     except (ServiceUnavailable, SessionExpired):
         raise  # the store is not reachable: store_errors makes it a 503
     except Neo4jError as e:
-        raise _query_error(e, timeout_s) from e
+        raise _query_error(e, budget_s) from e
 
 
 def _timed_out(timeout_s: float) -> QueryFailed:

@@ -150,7 +150,7 @@ async def run_cypher(
     limit = min(request.limit or settings.cypher_max_rows, settings.cypher_max_rows)
     budget = _Budget(limit, settings.cypher_max_bytes)
     columns, truncated = await adhoc.run_read(
-        session, request.query, parameters, left_s, budget.keep
+        session, request.query, parameters, left_s, budget.keep, budget_s
     )
     return CypherResult(
         columns=columns,
