@@ -80,7 +80,7 @@ class _Budget:
     def __init__(self, max_rows: int, max_bytes: int) -> None:
         self.max_rows, self.max_bytes = max_rows, max_bytes
         self.rows: list[list[Any]] = []
-        self.used = 0
+        self.used = 2  # the brackets of the list of rows; each row adds itself and a comma
         self.stopped_by: str | None = None
 
     def keep(self, raw: list[Any]) -> bool:
@@ -88,7 +88,7 @@ class _Budget:
             self.stopped_by = "rows"
             return False
         row = [to_json(v) for v in raw]
-        size = len(json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode())
+        size = len(json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode()) + 1
         if self.used + size > self.max_bytes:
             self.stopped_by = "bytes"
             return False
