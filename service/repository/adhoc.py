@@ -18,9 +18,9 @@ from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from neo4j import AsyncSession
-from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired
+from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired, TransientError
 
-from service.db import store_errors
+from service.db import OUT_OF_MEMORY, store_errors
 from service.errors import QueryFailed, QueryRefused
 
 T = TypeVar("T")
@@ -28,7 +28,6 @@ T = TypeVar("T")
 # Neo4j answers late by up to this much after its own transaction timeout fired.
 _CLIENT_GRACE_S = 2.0
 _TIMED_OUT = ("TransactionTimedOut", "TransactionTimedOutClientConfiguration")
-_OUT_OF_MEMORY = ("MemoryPoolOutOfMemoryError", "OutOfMemoryError", "TransactionMemoryLimit")
 
 
 @store_errors
@@ -82,6 +81,8 @@ async def _bounded(work: Coroutine[Any, Any, T], timeout_s: float, budget_s: flo
     except (ServiceUnavailable, SessionExpired):
         raise  # the store is not reachable: store_errors makes it a 503
     except Neo4jError as e:
+        if isinstance(e, TransientError) and not (e.code or "").endswith(OUT_OF_MEMORY):
+            raise  # e.g. DatabaseUnavailable: the store, not the query (a 503)
         raise _query_error(e, budget_s) from e
 
 
@@ -100,7 +101,7 @@ def _query_error(e: Neo4jError, timeout_s: float) -> Exception:
     details = [{"loc": ["body", "query"], "msg": message, "neo4j_code": code}]
     if code.endswith(_TIMED_OUT):
         return _timed_out(timeout_s)
-    if code.endswith(_OUT_OF_MEMORY):
+    if code.endswith(OUT_OF_MEMORY):
         return QueryFailed(
             "the query needed more memory than one query may use and was stopped", details=details
         )
