@@ -1,41 +1,86 @@
 """Whether an ad-hoc query (``POST /cypher``) may run: read-only, and inside one project.
 
-Neo4j itself is asked, not a pattern over the text: the query is planned with ``EXPLAIN`` (in a
-read transaction, nothing runs) and
+Neo4j is asked, not a pattern over the query: the query is planned with ``EXPLAIN`` (nothing
+runs) and the plan's *structure* decides. Before that, ``service.cypher_text`` has refused
+backquoted names, so every name in the plan is letters, digits and ``_``.
 
-1. its **query type**, as Neo4j reports it, must be ``r`` (read only): ``rw``/``w`` (writes) and
-   ``s`` (schema) are refused. The query then runs in a read-access transaction as well, so
-   Neo4j would refuse a write even if this check were wrong;
-2. every place its **plan** starts reading the graph must be pinned to the caller's project.
-   Every relationship MemTrace writes joins two nodes of the same project, so what can be
-   reached from a node of the project is in the project: only the starting points matter. A
-   node scan or seek is accepted when the index it seeks has ``project = $project`` among its
-   conditions, or when the filter right above it (nothing else in between) has
-   ``<var>.project = $project`` as one of its top-level AND-ed conditions. Relationship scans,
-   count-store lookups (counts over every project), procedure calls and ``LOAD CSV`` are refused.
+1. The **query type** Neo4j reports must be ``r``; the query then also runs in a read-access
+   transaction, so Neo4j would refuse a write even if this check were wrong.
+2. Every **operator** must be on an allow-list: operators that only read what their inputs
+   bound (expand, filter, project, join, sort, aggregate, ...) and the node scans and seeks of
+   rule 3. Anything else (relationship scans and seeks, count-store lookups, procedure calls,
+   ``LOAD CSV``, commands, operators this module does not know) is refused.
+3. Every **node scan or seek** (where the plan starts reading the graph) must be pinned to
+   ``$project``. Every relationship MemTrace writes joins two nodes of the same project, so what
+   is reached from a node of the project is in the project: only the starting points matter.
+   A scan is pinned when
+   - it is an index seek whose condition, parsed into tokens, is an ``AND`` of conditions
+     (no ``OR``/``XOR`` at its top level) one of which is exactly ``project = $project``; or
+   - the first ``Filter`` above it (only ``CacheProperties`` in between) has, as its *first*
+     ``AND``-ed condition, exactly ``<v>.project = $project`` (or ``cache[<v>.project] =
+     $project``) for the variable ``<v>`` the scan binds. First, because Neo4j evaluates the
+     conditions in that order and stops at the first false one: a later condition never sees a
+     node of another project, so it cannot leak one through an error (``1/0``) either.
+     Pin filters holding quotes are not trusted (the planner turns literals into parameters,
+     so real ones hold none).
+4. No operator may carry a **nested plan** in its expressions: Neo4j plans a ``COUNT``/
+   ``EXISTS``/``COLLECT`` subquery or a pattern comprehension inside a list comprehension,
+   ``reduce``, ``CASE`` or ``any()`` as an expression whose scans are not operators of the
+   tree; they show only as ``COUNT { MATCH ...`` in the operator's details, so any
+   ``MATCH`` or ``COUNT|EXISTS|COLLECT {`` there is refused.
 
 ``$project`` is set by the service; a caller's parameters cannot name it. A refused query gets
-a 400 with every reason, e.g. "NodeByLabelScan of u:Unit is not pinned to $project: match it as
-(u:Unit {project: $project})". The rule is conservative: some read-only queries confined to the
-project in ways the plan does not show are refused too, never the other way round.
+a 400 with every reason. The rule is conservative: a query confined to its project in a way
+the plan does not show is refused, never the other way round.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator, Mapping, Sequence
+import itertools
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-PINNED_CONDITION = "project = $project"
-# Operators that read no stored data; any other leaf must be a pinned node scan or seek.
-_INERT = {"Argument", "Projection", "Unwind", "EmptyRow", "Input"}
-# Operators passed through between a scan and the filter that pins it.
-_PASS_THROUGH = {"Filter", "CacheProperties"}
-_FORBIDDEN = ("ProcedureCall", "LoadCSV", "CountFromCountStore", "Relationship", "Show")
-# "u.project = $project", or "cache[u.project] = $project" when the planner cached the property.
-_VARIABLE_CONDITION = re.compile(
-    r"^\(*(?:cache\[)?`?(?P<var>[^`.\s()\[\]]+)`?\.project\]? = \$project\)*$"
-)
+from service.cypher_text import QueryTextError, Token, tokens
+
+# Leaves that read nodes from the store: each must be pinned (rule 3).
+NODE_SCANS = {
+    "AllNodesScan",
+    "NodeByLabelScan",
+    "UnionNodeByLabelsScan",
+    "IntersectionNodeByLabelsScan",
+    "SubtractionNodeByLabelsScan",
+    "NodeByIdSeek",
+    "NodeByElementIdSeek",
+    "NodeIndexSeek",
+    "NodeUniqueIndexSeek",
+    "NodeIndexSeekByRange",
+    "NodeUniqueIndexSeekByRange",
+    "MultiNodeIndexSeek",
+    "AssertingMultiNodeIndexSeek",
+    "NodeIndexScan",
+    "NodeIndexContainsScan",
+    "NodeIndexEndsWithScan",
+}
+# Operators that read only what their inputs bound, or nothing from the store.
+READS_ONLY_INPUTS = {
+    "ProduceResults", "Projection", "Filter", "CacheProperties", "Argument", "EmptyRow",
+    "Unwind", "Eager", "Limit", "ExhaustiveLimit", "Skip", "Top", "PartialTop", "Sort",
+    "PartialSort", "Distinct", "OrderedDistinct", "EagerAggregation", "OrderedAggregation",
+    "Aggregation", "Apply", "SemiApply", "AntiSemiApply", "LetSemiApply", "LetAntiSemiApply",
+    "SelectOrSemiApply", "SelectOrAntiSemiApply", "LetSelectOrSemiApply",
+    "LetSelectOrAntiSemiApply", "RollUpApply", "ConditionalApply", "AntiConditionalApply",
+    "CartesianProduct", "NodeHashJoin", "NodeLeftOuterHashJoin", "NodeRightOuterHashJoin",
+    "ValueHashJoin", "Optional", "Anti", "Union", "OrderedUnion", "NullifyMetadata",
+    "ProjectEndpoints", "TriadicSelection", "TriadicBuild", "TriadicFilter", "ShortestPath",
+    "Trail",
+}  # fmt: skip
+# Expansions from bound nodes, whatever their mode: Expand(All), VarLengthExpand(Pruning).
+EXPANSIONS = (
+    "Expand(", "OptionalExpand(", "VarLengthExpand(", "StatefulShortestPath(", "Repeat(",
+    "BidirectionalRepeat(",
+)  # fmt: skip
+_SUBQUERY_WORDS = {"COUNT", "EXISTS", "COLLECT"}
+_QUOTES = ("'", '"', "`")
 
 
 def operator_name(plan: Mapping[str, Any]) -> str:
@@ -43,47 +88,7 @@ def operator_name(plan: Mapping[str, Any]) -> str:
 
 
 def _details(plan: Mapping[str, Any]) -> str:
-    return str(plan.get("args", {}).get("Details", ""))
-
-
-def split_conjuncts(condition: str) -> list[str]:
-    """Top-level ``AND`` parts of a condition (parentheses and quotes respected)."""
-    parts, depth, start, quote = [], 0, 0, ""
-    i = 0
-    while i < len(condition):
-        c = condition[i]
-        if quote:
-            quote = "" if c == quote else quote
-        elif c in "'\"`":
-            quote = c
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif depth == 0 and condition.startswith(" AND ", i):
-            parts.append(condition[start:i].strip())
-            start = i + 5
-            i += 5
-            continue
-        i += 1
-    parts.append(condition[start:].strip())
-    return [p for p in parts if p]
-
-
-def _seek_is_pinned(details: str) -> bool:
-    """An index seek whose own conditions include ``project = $project``."""
-    if " WHERE " not in details:
-        return False
-    conditions = details.split(" WHERE ", 1)[1].split(", cache[", 1)[0]
-    return PINNED_CONDITION in split_conjuncts(conditions)
-
-
-def _filter_pins(details: str, variable: str) -> bool:
-    for part in split_conjuncts(details):
-        match = _VARIABLE_CONDITION.match(part.strip())
-        if match and match.group("var") == variable:
-            return True
-    return False
+    return str(plan.get("args", {}).get("Details", "") or "")
 
 
 def _walk(
@@ -94,46 +99,153 @@ def _walk(
         yield from _walk(child, (plan, *ancestors))
 
 
-def _node_variable(plan: Mapping[str, Any]) -> str | None:
-    identifiers: Sequence[str] = plan.get("identifiers", [])
-    named = [i for i in identifiers if not i.startswith(("  ", "anon_"))]
-    return named[0] if len(named) == 1 else None
+def _texts(found: list[Token]) -> list[str]:
+    return [t.text for t in found]
+
+
+def split_top_level(found: list[Token], separators: set[str]) -> list[list[Token]]:
+    """``found`` cut at separator tokens outside brackets and ``CASE ... END``."""
+    parts: list[list[Token]] = [[]]
+    depth = 0
+    for token in found:
+        word = token.text.upper() if token.kind == "word" else ""
+        if token.text in ("(", "[", "{") or word == "CASE":
+            depth += 1
+        elif token.text in (")", "]", "}") or word == "END":
+            depth -= 1
+        if depth == 0 and (word in separators or token.text in separators):
+            parts.append([])
+        else:
+            parts[-1].append(token)
+    return parts
+
+
+def conjuncts(found: list[Token]) -> list[list[str]]:
+    """The ``AND``-ed parts of a condition in evaluation order, as token texts; none when the
+    condition is not a plain conjunction (an ``OR``/``XOR`` at its top level)."""
+    if len(split_top_level(found, {"OR", "XOR"})) != 1:
+        return []
+    return [_texts(part) for part in split_top_level(found, {"AND"})]
+
+
+def _pins_variable(condition: list[str], variable: str) -> bool:
+    return condition in (
+        [variable, ".", "project", "=", "$project"],
+        ["cache", "[", variable, ".", "project", "]", "=", "$project"],
+    )
+
+
+def _seek_is_pinned(found: list[Token]) -> bool:
+    """Every index description of a seek (``UNIQUE u:Unit(project, id) WHERE ...``, several for
+    a multi-node seek, ``cache[...]`` entries aside) has ``project = $project`` in its condition."""
+    descriptions = [
+        part
+        for part in split_top_level(found, {","})
+        if part and not (part[0].text == "cache" and part[1:2] and part[1].text == "[")
+    ]
+    if not descriptions:
+        return False
+    for description in descriptions:
+        words = [t.text.upper() if t.kind == "word" else t.text for t in description]
+        if "WHERE" not in words:
+            return False
+        condition = description[words.index("WHERE") + 1 :]
+        if ["project", "=", "$project"] not in conjuncts(condition):
+            return False
+    return True
+
+
+def scan_variable(found: list[Token]) -> str | None:
+    """The node variable a scan or seek binds: ``n``, ``n:Label``, ``n WHERE id(n) = ...``,
+    ``RANGE INDEX n:Label(prop) WHERE ...``."""
+    if len(found) == 1 or (len(found) > 1 and found[1].text.upper() == "WHERE"):
+        return found[0].text if found[0].kind == "word" else None
+    for token, following in itertools.pairwise(found):
+        if following.text == ":":
+            return token.text if token.kind == "word" else None
+    return None
+
+
+def _filter_pins(
+    ancestors: tuple[Mapping[str, Any], ...], variable: str | None
+) -> tuple[bool, str]:
+    """Whether the first Filter above a scan pins ``variable`` first; if not, the hint why."""
+    if variable is None:
+        return False, "the scan binds no named variable to pin"
+    for above in ancestors:
+        name = operator_name(above)
+        if name == "CacheProperties":
+            continue
+        if name != "Filter":
+            break
+        details = _details(above)
+        if any(q in details for q in _QUOTES):
+            return False, "its filter holds quoted text"
+        try:
+            parts = conjuncts(tokens(details))
+        except QueryTextError:
+            return False, "its filter cannot be read"
+        if parts and _pins_variable(parts[0], variable):
+            return True, ""
+        if any(_pins_variable(p, variable) for p in parts):
+            return False, "other conditions are checked before the project"
+        return False, ""
+    return False, ""
+
+
+def _nested_plan(found: list[Token]) -> str | None:
+    for token, following in zip(found, [*found[1:], None], strict=False):
+        word = token.text.upper() if token.kind == "word" else ""
+        if word == "MATCH" or (word in _SUBQUERY_WORDS and following and following.text == "{"):
+            return token.text
+    return None
+
+
+def _scan_problem(
+    node: Mapping[str, Any], found: list[Token], ancestors: tuple[Mapping[str, Any], ...]
+) -> str | None:
+    name = operator_name(node)
+    if "Index" in name and "Seek" in name and _seek_is_pinned(found):
+        return None
+    variable = scan_variable(found)
+    if variable is not None and variable not in node.get("identifiers", []):
+        variable = None
+    pinned, why = _filter_pins(ancestors, variable)
+    if pinned:
+        return None
+    shown = _details(node)[:120] or variable or "?"
+    return (
+        f"{name} of {shown} is not pinned to $project"
+        + (f" ({why})" if why else "")
+        + f": match it as ({variable or 'n'}:Label {{project: $project}})"
+    )
 
 
 def plan_problems(plan: Mapping[str, Any]) -> list[str]:
-    """Every reason the plan reads outside the project (empty: it does not)."""
+    """Every reason the plan may read outside the project (empty: it does not)."""
     problems = []
     for node, ancestors in _walk(plan):
         name = operator_name(node)
         details = _details(node)
-        if any(word in name for word in _FORBIDDEN):
-            problems.append(f"{name} is not allowed in an ad-hoc query ({details[:120]})")
+        try:
+            found = tokens(details)
+        except QueryTextError:
+            problems.append(f"{name}: its details cannot be read ({details[:80]!r})")
             continue
-        reads_nodes = ("Scan" in name or "Seek" in name) and "Node" in name
-        if not reads_nodes:
-            if not node.get("children") and name not in _INERT:
-                problems.append(f"{name} reads data this guard cannot confine to the project")
-            continue
-        if _seek_is_pinned(details):
-            continue
-        variable = _node_variable(node)
-        pinned = False
-        for above in ancestors:
-            if operator_name(above) not in _PASS_THROUGH:
-                break
-            if (
-                variable
-                and operator_name(above) == "Filter"
-                and _filter_pins(_details(above), variable)
-            ):
-                pinned = True
-                break
-        if not pinned:
-            shown = details[:120] or variable or "?"
+        nested = _nested_plan(found)
+        if nested is not None:
             problems.append(
-                f"{name} of {shown} is not pinned to $project: match it as "
-                f"({variable or 'n'}:Label {{project: $project}})"
+                f"{name} evaluates a subquery ({nested} ...) inside an expression, where its "
+                "reads cannot be checked: use CALL { ... } or a plain "
+                "COUNT/EXISTS/COLLECT { ... } outside list comprehensions, reduce, CASE "
+                "and any()/all()"
             )
+        if name in NODE_SCANS:
+            problem = _scan_problem(node, found, ancestors)
+            if problem:
+                problems.append(problem)
+        elif name not in READS_ONLY_INPUTS and not name.startswith(EXPANSIONS):
+            problems.append(f"{name} is not allowed in an ad-hoc query ({details[:120]})")
     return problems
 
 

@@ -21,10 +21,13 @@ from neo4j.exceptions import (
 )
 
 from cypher import names, query
-from service.errors import StoreUnavailable
+from service.errors import QueryFailed, StoreUnavailable
 from service.settings import Settings
 
 log = logging.getLogger(__name__)
+
+# Neo4j codes (suffixes) of a query stopped for its memory: per-transaction limit, heap.
+OUT_OF_MEMORY = ("MemoryPoolOutOfMemoryError", "OutOfMemoryError", "TransactionMemoryLimit")
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -45,13 +48,25 @@ def create_driver(settings: Settings) -> AsyncDriver:
 
 
 def store_errors(func: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
-    """Turn the driver's "database not reachable" family into ``StoreUnavailable`` (503)."""
+    """Turn the driver's "database not reachable" family into ``StoreUnavailable`` (503).
+
+    A query Neo4j stopped for using too much memory is a ``TransientError`` too, but retrying
+    it later cannot help: it is a ``QueryFailed`` (422), without Retry-After.
+    """
 
     @functools.wraps(func)
     async def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
         try:
             return await func(*args, **kwargs)
-        except (ServiceUnavailable, SessionExpired, TransientError) as e:
+        except TransientError as e:
+            if (e.code or "").endswith(OUT_OF_MEMORY):
+                log.warning("neo4j stopped a query in %s: %s", func.__name__, e.code)
+                raise QueryFailed(
+                    "the query needed more memory than Neo4j lets one transaction use"
+                ) from e
+            log.warning("neo4j unavailable in %s: %s", func.__name__, type(e).__name__)
+            raise StoreUnavailable("the graph store is not reachable; retry later") from e
+        except (ServiceUnavailable, SessionExpired) as e:
             log.warning("neo4j unavailable in %s: %s", func.__name__, type(e).__name__)
             raise StoreUnavailable("the graph store is not reachable; retry later") from e
         except DriverError as e:

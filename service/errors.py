@@ -3,6 +3,7 @@
 MemTraceError
 ├── MalformedRequest       400  the body cannot be decoded (not protobuf, not JSON, bad gzip)
 ├── QueryRefused           400  an ad-hoc Cypher query that writes or reads beyond its project
+├── QueryFailed            422  a query Neo4j stopped (timeout, memory): not a 503, not retried
 ├── Unauthorized           401  no API key, or an unknown one (API keys are configured)
 ├── Forbidden              403  the API key is not bound to the project asked for
 ├── InvalidInput           422  the request is well-formed JSON but breaks a rule
@@ -113,3 +114,11 @@ class RetryableError(MemTraceError):
 
 class StoreUnavailable(RetryableError):
     """Neo4j could not be reached or did not answer in time."""
+
+
+class QueryFailed(MemTraceError):
+    """A query Neo4j started but stopped (timed out, out of memory, failed while running): the
+    query is at fault, not the store, so it is no 503 and has no Retry-After."""
+
+    status_code = 422
+    code = "query_failed"

@@ -18,6 +18,13 @@ from neo4j.exceptions import DriverError, Neo4jError
 from service.settings import NEO4J_VERSION, Settings
 
 
+def _megabytes(size: str) -> int:
+    """A JVM size such as ``2g``, ``512m`` or ``1024k`` in megabytes."""
+    units = {"k": 1 / 1024, "m": 1, "g": 1024}
+    unit = size[-1].lower()
+    return int(float(size[:-1]) * units[unit]) if unit in units else int(size) // 2**20
+
+
 class Neo4jLaunchError(RuntimeError):
     """The local Neo4j could not be fetched, started or stopped; the message says why."""
 
@@ -32,6 +39,16 @@ class LocalNeo4j:
     heap: str = "2g"
     pagecache: str = "2g"
     version: str = NEO4J_VERSION
+
+    @property
+    def transaction_memory(self) -> str:
+        """Most heap one transaction may use: a quarter of the heap."""
+        return f"{max(_megabytes(self.heap) // 4, 64)}m"
+
+    @property
+    def total_transaction_memory(self) -> str:
+        """Most heap all transactions together may use: 70% of it (the rest for Neo4j itself)."""
+        return f"{max(_megabytes(self.heap) * 7 // 10, 128)}m"
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LocalNeo4j:
@@ -152,6 +169,11 @@ class LocalNeo4j:
             "dbms.security.auth_enabled=false\n"
             f"server.memory.pagecache.size={self.pagecache}\n"
             "db.tx_log.rotation.retention_policy=1 files\n"
+            # One query may not take the heap (and with it every other request) down: Neo4j
+            # stops a transaction past db.memory.transaction.max with a memory-limit error,
+            # and all transactions together past the total.
+            f"db.memory.transaction.max={self.transaction_memory}\n"
+            f"dbms.memory.transaction.total.max={self.total_transaction_memory}\n"
         )
         launcher = resources.files(__package__).joinpath("Launcher.java")
         with resources.as_file(launcher) as source, open(self.log_file, "ab") as log:

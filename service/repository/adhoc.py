@@ -1,20 +1,32 @@
 """Running a caller's own Cypher (``POST /cypher``): plan it, then run it, both read-only.
 
 This is the one place where Cypher that is not in ``cypher/`` reaches Neo4j, on purpose: the
-text comes from the caller. ``service.cypher_guard`` decides from the plan whether it may run;
-both steps use read-access transactions with the configured timeout.
+text comes from the caller. ``service.cypher_guard`` decides from the plan whether it may run.
+
+Both steps run in an explicit transaction of a read-access session, never in a managed
+transaction function: the driver retries those on transient errors, and "out of memory" is a
+transient error, so a harmful query would run again (issue 9 saw it run three times). Both
+have a server-side transaction timeout (which also stops planning) and a client-side deadline
+a little later, for a Neo4j that does not answer at all; rows are read in small batches and
+reading stops as soon as the caller's ``keep`` says the budget is spent.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
-from neo4j import AsyncManagedTransaction, AsyncSession, unit_of_work
-from neo4j.exceptions import ClientError
+from neo4j import AsyncSession
+from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired, TransientError
 
-from service.db import store_errors
-from service.errors import InvalidInput, QueryRefused
+from service.db import OUT_OF_MEMORY, store_errors
+from service.errors import QueryFailed, QueryRefused
 
+T = TypeVar("T")
+
+# Neo4j answers late by up to this much after its own transaction timeout fired.
+_CLIENT_GRACE_S = 2.0
 _TIMED_OUT = ("TransactionTimedOut", "TransactionTimedOutClientConfiguration")
 
 
@@ -24,16 +36,12 @@ async def explain(
 ) -> tuple[str | None, dict[str, Any] | None]:
     """Neo4j's query type (``r``, ``rw``, ``w``, ``s``) and plan, without running anything."""
 
-    @unit_of_work(timeout=timeout_s)
-    async def work(tx: AsyncManagedTransaction) -> tuple[str | None, dict[str, Any] | None]:
-        result = await tx.run("EXPLAIN " + text, parameters)
-        summary = await result.consume()
-        return summary.query_type, summary.plan
+    async def work() -> tuple[str | None, dict[str, Any] | None]:
+        async with await session.begin_transaction(timeout=timeout_s) as tx:
+            summary = await (await tx.run("EXPLAIN " + text, parameters)).consume()
+            return summary.query_type, summary.plan
 
-    try:
-        return await session.execute_read(work)
-    except ClientError as e:
-        raise _client_error(e, timeout_s) from e
+    return await _bounded(work(), timeout_s, timeout_s)
 
 
 @store_errors
@@ -42,38 +50,61 @@ async def run_read(
     text: str,
     parameters: dict[str, Any],
     timeout_s: float,
-    max_rows: int,
-) -> tuple[list[str], list[list[Any]], bool]:
-    """Columns, at most ``max_rows`` rows of raw values, and whether more rows were left."""
+    keep: Callable[[list[Any]], bool],
+    budget_s: float,
+) -> tuple[list[str], bool]:
+    """Run the query and hand each row (raw values) to ``keep`` until it returns False;
+    ``timeout_s`` is what is left of the whole time budget ``budget_s`` after planning.
 
-    @unit_of_work(timeout=timeout_s)
-    async def work(tx: AsyncManagedTransaction) -> tuple[list[str], list[list[Any]], bool]:
-        result = await tx.run(text, parameters)
-        columns = list(result.keys())
-        records = await result.fetch(max_rows + 1)
-        rows = [list(r.values()) for r in records[:max_rows]]
-        return columns, rows, len(records) > max_rows
+    Returns the columns and whether rows were left unread. The transaction is rolled back
+    either way (it only read), which also drops the rows Neo4j had not sent yet.
+    """
 
+    async def work() -> tuple[list[str], bool]:
+        async with await session.begin_transaction(timeout=timeout_s) as tx:
+            result = await tx.run(text, parameters)
+            columns = list(result.keys())
+            async for record in result:
+                if not keep(list(record.values())):
+                    return columns, True
+            return columns, False
+
+    return await _bounded(work(), timeout_s, budget_s)
+
+
+async def _bounded(work: Coroutine[Any, Any, T], timeout_s: float, budget_s: float) -> T:
     try:
-        return await session.execute_read(work)
-    except ClientError as e:
-        raise _client_error(e, timeout_s) from e
+        async with asyncio.timeout(timeout_s + _CLIENT_GRACE_S):
+            return await work
+    except TimeoutError as e:
+        raise _timed_out(budget_s) from e
+    except (ServiceUnavailable, SessionExpired):
+        raise  # the store is not reachable: store_errors makes it a 503
+    except Neo4jError as e:
+        if isinstance(e, TransientError) and not (e.code or "").endswith(OUT_OF_MEMORY):
+            raise  # e.g. DatabaseUnavailable: the store, not the query (a 503)
+        raise _query_error(e, budget_s) from e
 
 
-def _client_error(e: ClientError, timeout_s: float) -> Exception:
-    """Neo4j's verdict on the caller's query, as a 4xx that says what Neo4j said."""
-    code = e.code or ""
-    if any(code.endswith(t) for t in _TIMED_OUT):
-        return InvalidInput(
-            f"the query ran longer than {timeout_s:g} s and was stopped",
-            details=[{"loc": ["body", "query"], "msg": "timed out"}],
-        )
-    if ".Statement." in code or ".Procedure." in code:
-        message = (e.message or "").split("\n", 1)[0][:500]
-        return QueryRefused(
-            f"Neo4j refused the query: {message}",
-            details=[{"loc": ["body", "query"], "msg": message, "neo4j_code": code}],
-        )
-    return QueryRefused(
-        "Neo4j refused the query", details=[{"loc": ["body", "query"], "neo4j_code": code}]
+def _timed_out(timeout_s: float) -> QueryFailed:
+    return QueryFailed(
+        f"the query (planning included) ran longer than {timeout_s:g} s and was stopped",
+        details=[{"loc": ["body", "query"], "msg": "timed out"}],
     )
+
+
+def _query_error(e: Neo4jError, timeout_s: float) -> Exception:
+    """Neo4j's verdict on the caller's query as a 4xx saying what Neo4j said: a failing query
+    is never "the store is unavailable" (a 503 would invite the client to send it again)."""
+    code = e.code or ""
+    message = (e.message or "").split("\n", 1)[0][:500]
+    details = [{"loc": ["body", "query"], "msg": message, "neo4j_code": code}]
+    if code.endswith(_TIMED_OUT):
+        return _timed_out(timeout_s)
+    if code.endswith(OUT_OF_MEMORY):
+        return QueryFailed(
+            "the query needed more memory than one query may use and was stopped", details=details
+        )
+    if ".Statement." in code or ".Procedure." in code or code.startswith("Neo.ClientError."):
+        return QueryRefused(f"Neo4j refused the query: {message}", details=details)
+    return QueryFailed(f"the query failed in Neo4j: {message}", details=details)

@@ -1,7 +1,17 @@
-"""Ad-hoc read-only Cypher for power users, confined to one project (see service.cypher_guard)."""
+"""Ad-hoc read-only Cypher for power users, confined to one project and bounded.
+
+Order of checks, cheapest and most dangerous first: the parameters (``adhoc_parameters``) and
+the text (``service.cypher_text``: length, nesting, operators, one plain query, no backquoted
+names) before anything reaches Neo4j; then Neo4j's plan (``service.cypher_guard``: read-only,
+pinned to the project); then the run, under one time budget shared with the planning, and
+with a row and a byte budget for the answer.
+"""
 
 from __future__ import annotations
 
+import json
+import math
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -9,8 +19,10 @@ from neo4j import AsyncSession
 from neo4j.graph import Node, Path, Relationship
 from pydantic import BaseModel, Field
 
+from service.adhoc_parameters import check_parameters
 from service.cypher_guard import query_problems
-from service.errors import InvalidInput, QueryRefused
+from service.cypher_text import QueryTextError, TextLimits, check_query_text
+from service.errors import InvalidInput, QueryFailed, QueryRefused
 from service.repository import adhoc
 from service.settings import Settings
 
@@ -28,13 +40,18 @@ class CypherRequest(BaseModel):
 class CypherResult(BaseModel):
     columns: list[str]
     rows: list[list[Any]]
-    truncated: bool = Field(description="More rows were left than the row limit.")
+    truncated: bool = Field(description="Rows were left unread (see truncated_by).")
+    truncated_by: str | None = Field(
+        None, description="`rows` (the row limit) or `bytes` (the byte limit), when truncated."
+    )
     row_limit: int
+    byte_limit: int = Field(description="Most bytes of JSON the rows may take.")
     query_type: str = Field(description="As Neo4j classified the query: always `r` here.")
 
 
 def to_json(value: Any) -> Any:
-    """Driver values as JSON: nodes and relationships as their labels/type and properties."""
+    """Driver values as JSON: nodes and relationships as their labels/type and properties;
+    NaN and infinities (which JSON has no numbers for) as the strings Cypher prints."""
     if isinstance(value, Node):
         return {"labels": sorted(value.labels), "properties": to_json(dict(value))}
     if isinstance(value, Relationship):
@@ -48,6 +65,8 @@ def to_json(value: Any) -> Any:
         return {str(k): to_json(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [to_json(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if hasattr(value, "iso_format"):
         return value.iso_format()
     if isinstance(value, bytes):
@@ -55,24 +74,66 @@ def to_json(value: Any) -> Any:
     return value
 
 
-async def run_cypher(
-    session: AsyncSession, request: CypherRequest, project: str, settings: Settings
-) -> CypherResult:
-    """Plan the query, refuse it unless it is read-only and pinned to ``project``, then run it
-    in a read transaction with the timeout and row limit of the settings."""
-    if len(request.query) > settings.cypher_max_length:
+class _Budget:
+    """Collects rows until the row limit or the byte limit would be passed."""
+
+    def __init__(self, max_rows: int, max_bytes: int) -> None:
+        self.max_rows, self.max_bytes = max_rows, max_bytes
+        self.rows: list[list[Any]] = []
+        self.used = 2  # the brackets of the list of rows; each row adds itself and a comma
+        self.stopped_by: str | None = None
+
+    def keep(self, raw: list[Any]) -> bool:
+        if len(self.rows) >= self.max_rows:
+            self.stopped_by = "rows"
+            return False
+        row = [to_json(v) for v in raw]
+        size = len(json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode()) + 1
+        if self.used + size > self.max_bytes:
+            self.stopped_by = "bytes"
+            return False
+        self.rows.append(row)
+        self.used += size
+        return True
+
+
+def _check_text(text: str, settings: Settings) -> None:
+    if len(text) > settings.cypher_max_length:
         raise InvalidInput(
             f"the query is longer than {settings.cypher_max_length} characters",
             details=[{"loc": ["body", "query"], "msg": "too long"}],
         )
+    limits = TextLimits(
+        settings.cypher_max_length, settings.cypher_max_depth, settings.cypher_max_operators
+    )
+    try:
+        check_query_text(text, limits)
+    except QueryTextError as e:
+        raise QueryRefused(
+            f"the query was refused: {e.reason}",
+            details=[{"loc": ["body", "query"], "msg": e.reason}],
+        ) from e
+
+
+async def run_cypher(
+    session: AsyncSession, request: CypherRequest, project: str, settings: Settings
+) -> CypherResult:
+    """Check the parameters and the text, plan the query, refuse it unless it is read-only and
+    pinned to ``project``, then run it within the time, row and byte limits of the settings.
+
+    ``session`` must be a read-access session: the query runs in its transactions.
+    """
     if "project" in request.parameters:
         raise InvalidInput(
             "`project` is set by the service from the project query parameter",
             details=[{"loc": ["body", "parameters", "project"], "msg": "reserved"}],
         )
+    check_parameters(request.parameters)
+    _check_text(request.query, settings)
     parameters = {**request.parameters, "project": project}
-    timeout = settings.cypher_timeout_s
-    query_type, plan = await adhoc.explain(session, request.query, parameters, timeout)
+    budget_s = settings.cypher_timeout_s
+    deadline = time.monotonic() + budget_s
+    query_type, plan = await adhoc.explain(session, request.query, parameters, budget_s)
     problems = query_problems(query_type, plan)
     if problems:
         raise QueryRefused(
@@ -80,14 +141,23 @@ async def run_cypher(
             + (f" (and {len(problems) - 1} more reasons)" if len(problems) > 1 else ""),
             details=[{"loc": ["body", "query"], "msg": p} for p in problems],
         )
+    left_s = deadline - time.monotonic()
+    if left_s <= 0.1:
+        raise QueryFailed(
+            f"planning the query took the whole time budget of {budget_s:g} s",
+            details=[{"loc": ["body", "query"], "msg": "timed out"}],
+        )
     limit = min(request.limit or settings.cypher_max_rows, settings.cypher_max_rows)
-    columns, rows, truncated = await adhoc.run_read(
-        session, request.query, parameters, timeout, limit
+    budget = _Budget(limit, settings.cypher_max_bytes)
+    columns, truncated = await adhoc.run_read(
+        session, request.query, parameters, left_s, budget.keep, budget_s
     )
     return CypherResult(
         columns=columns,
-        rows=[[to_json(v) for v in row] for row in rows],
+        rows=budget.rows,
         truncated=truncated,
+        truncated_by=budget.stopped_by if truncated else None,
         row_limit=limit,
+        byte_limit=settings.cypher_max_bytes,
         query_type=query_type or "r",
     )
