@@ -100,8 +100,6 @@ INT64 = range(-(2**63), 2**63)
 def known_elsewhere(case: schemathesis.Case, response: Any) -> str | None:
     """Why this answer is not checked here, or None (check it)."""
     path, status = case.operation.path, response.status_code
-    if path == "/cypher" and status == 500 and _unsendable(_field(case.body, "parameters")):
-        return "/cypher parameters Bolt cannot carry (lone surrogates, integers beyond 64 bits)"
     if path == "/import/execution-graph" and status == 500 and _unsendable(case.body):
         return "execution-graph values beyond 64 bits or not finite (1e400)"
     return None
