@@ -39,9 +39,13 @@ from service.attribution.models import (
     JudgeInfo,
     Searched,
 )
+from service.attribution.scope import Scope, recorded_by, scope_of
+from service.attribution.search import message_index
 from service.attribution.walk import NO_UNIT, CaseFacts, Walk
 
-SEED_COUNT = 8
+SEED_ROUNDS = (8, 24)
+"""Evidence candidates judged per round: the 8 best matches, then (only if none carries) the next
+24. Paraphrases and answers inferred from a date rank low lexically; a second round finds most."""
 
 
 class GraphSource(Protocol):
@@ -49,8 +53,9 @@ class GraphSource(Protocol):
 
     async def descendants(self, unit_ids: list[str]) -> list[dict[str, Any]]: ...
 
-    async def search_messages(self, query: str, k: int) -> list[tuple[str, str]]:
-        """(id, content) of the ``k`` source messages that best match ``query``, best first."""
+    async def scope_messages(self, scope: Scope) -> list[dict[str, Any]]:
+        """The source messages in ``scope`` (see :mod:`.scope`) recorded no later than
+        ``scope.until``, as projected rows (``ts`` is when each was recorded)."""
         ...
 
 
@@ -90,10 +95,13 @@ async def attribute(
             reason="no operation produced the answer unit: nothing to attribute",
         )
     response_op = answer_ops[0]
+    scope = scope_of(graph, case.answer_unit, response_op)
     evidence = list(case.evidence_units)
     if evidence:  # known up front: load what derives from it, so the judge can read it
         graph.add_rows(await source.descendants(evidence))
-    walk = Walk(case, graph, judge, _question(case, graph, evidence))
+        # Causality: a unit recorded after the answer cannot be what the answer needed.
+        evidence = [e for e in evidence if recorded_by(graph, e, scope.until)]
+    walk = Walk(case, graph, judge, _question(case, graph, evidence), scope=scope)
 
     # 1. Evidence: given by the case, or searched among the source messages. Known before any
     # unit is judged, so that every verdict (cached for the case) is made with it.
@@ -171,28 +179,31 @@ async def attribute(
 def _question(case: CaseFacts, graph: CaseGraph, evidence: list[str]) -> Question:
     """What the judge is told: the case, the wrong answer and the evidence's text."""
     answer = graph.units[case.answer_unit].content if case.answer_unit in graph.units else ""
-    texts = tuple(n.content for n in graph.known_units(evidence))
+    texts = tuple(n.text() for n in graph.known_units(evidence))
     return Question(case.id, case.question, case.expected_answer, answer, texts)
 
 
 async def _search_evidence(walk: Walk, source: GraphSource) -> tuple[list[str], bool]:
-    """Messages judged to carry the information; else the best lexical match as a stand-in
-    (True), since the judge may not see an answer that is inferred or resolved from a date."""
-    found = await source.search_messages(
-        f"{walk.case.question} {walk.case.expected_answer}", SEED_COUNT
+    """Messages in the case's scope judged to carry the information; else the best lexical
+    match as a stand-in (True), since the judge may not see an answer that is inferred."""
+    rows = await source.scope_messages(walk.scope)
+    walk.graph.add_rows(rows)
+    candidates = sorted({row["id"] for row in rows} | set(walk.scope.lineage))
+    texts = [(mid, walk.graph.units[mid].text()) for mid in candidates if mid in walk.graph.units]
+    ranked = message_index(texts).rank(
+        f"{walk.case.question} {walk.case.expected_answer}", sum(SEED_ROUNDS)
     )
-    if not found:
+    if not ranked:
         return [], False
-    ranked = [mid for mid, _ in found]
-    walk.graph.add_rows(
-        [
-            {"id": mid, "kind": "message", "content": text, "is_operation": False, "edges": []}
-            for mid, text in found
-        ]
-    )
-    verdicts = await walk.carries(ranked)
-    carriers = [mid for mid in ranked if verdicts.get(mid)]
-    return (carriers, False) if carriers else (ranked[:1], True)
+    start = 0
+    for size in SEED_ROUNDS:  # a wider round only when the judge saw it in none of the best
+        batch = ranked[start : start + size]
+        start += size
+        verdicts = await walk.carries(batch)
+        carriers = [mid for mid in batch if verdicts.get(mid)]
+        if carriers:
+            return carriers, False
+    return ranked[:1], True
 
 
 def _question_time(graph: CaseGraph, response_op: str) -> float:
