@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.datasets import Label, LabelledBatch
+from benchmarks.datasets.locomo import holds
 from benchmarks.flatlog import SYSTEM_PROMPT as FLATLOG_SYSTEM_PROMPT
 from benchmarks.flatlog import batch_units, header_of, op_ids_in_log
 from service.attribution.judges.base import Question, UnitText, Verdict
@@ -91,8 +92,16 @@ def _locomo_truths(item: LabelledBatch) -> list[CaseTruth]:
         if item.hidden.get("pipeline", "observations") != "observations":
             # chunks and buffers hold the turn verbatim: a context carries it when it holds the turn
             texts = [units[message_of[evidence]].get("content") or ""]
+        phrase = item.hidden.get("phrases", {}).get(case["id"], "")
         carriers = {message_of[evidence], *citing}
         carriers.update(uid for uid, content in containers if any(t in content for t in texts))
+        # Redundancy: any memory or context stating the answer itself carries it too (the
+        # dataset's labels count it the same way: benchmarks.datasets.locomo.holds).
+        carriers.update(
+            uid
+            for uid, u in units.items()
+            if u.get("kind") in ("memory", "context") and holds(u.get("content") or "", phrase)
+        )
         needles = (units[message_of[evidence]].get("content") or "", *texts)
         out.append(
             CaseTruth(case["id"], item.batch["project"], label, frozenset(carriers), needles)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Sequence
 from datetime import timedelta
@@ -58,6 +59,24 @@ def _draw(seed: int, *parts: object) -> float:
     """A deterministic number in [0, 1) per (seed, parts), independent of iteration order."""
     text = "|".join(str(p) for p in (seed, *parts))
     return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16) / 2**32
+
+
+def _normal(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def answer_phrase(question: str, answer: str) -> str:
+    """The expected answer as a phrase a unit can hold verbatim (lower-cased words), or "" when it
+    is too short or already in the question to say anything."""
+    phrase = _normal(answer)
+    if len(phrase) < 3 or not re.search(r"[a-z]{3}|\d", phrase) or phrase in _normal(question):
+        return ""
+    return phrase
+
+
+def holds(text: str, phrase: str) -> bool:
+    """Whether ``text`` states ``phrase`` (whole words, case and punctuation ignored)."""
+    return bool(phrase) and f" {phrase} " in f" {_normal(text)} "
 
 
 def skip_reason(qa: QA, dia_ids: set[str]) -> str | None:
@@ -105,6 +124,8 @@ class _Builder:
         self.dropped: dict[str, str] = {}  # dia id -> the operation that lost it (rag, long)
         self.buffer: str | None = None
         self.lines: list[str] = []
+        self.versions: list[tuple[str, list[str]]] = []  # long context: (update, lines kept)
+        self.phrases: dict[str, str] = {}  # case -> answer phrase (hidden, for the oracle)
         self.message: dict[str, str] = {}  # dia id -> message unit
         self.speaker: dict[str, str] = {}  # dia id -> speaker
         self.session_of: dict[str, int] = {}
@@ -199,6 +220,17 @@ class _Builder:
             if self.b.content[line_unit] in before and self.b.content[line_unit] not in kept:
                 self.dropped.setdefault(dia, op)
         self.buffer = new
+        self.versions.append((op, list(self.lines)))
+
+    def _pushed_out(self, evidence_text: str, phrase: str) -> str:
+        """The update after the last buffer version that still carried the fact (the evidence
+        turn, or any turn stating the answer): the one that pushed its last carrier out."""
+        carried = [
+            i
+            for i, (_, lines) in enumerate(self.versions)
+            if any(t == evidence_text or holds(t, phrase) for t in lines)
+        ]
+        return self.versions[carried[-1] + 1][0]
     def questions(self, top_k: int, wrong_fraction: float, evidence_fraction: float) -> None:
         if self.pipeline == "long_context":
             index = BM25(self.lines)
@@ -207,6 +239,9 @@ class _Builder:
         cited = {d for cites in self.citations.values() for d in cites}
         if self.pipeline == "long_context":
             cited = set(self.citations[self.buffer]) if self.buffer else set()
+        stored = self.lines if self.pipeline == "long_context" else [
+            self.b.content[u] for u in self.memories
+        ]
         known = set(self.message)
         self.b.jump_to(self.conv.sessions[-1].when + timedelta(days=1))
         for qa in self.conv.qa:
@@ -220,7 +255,9 @@ class _Builder:
                 top_k,
                 wrong=_draw(self.seed, self.conv.name, qa.index, "wrong") < wrong_fraction,
                 with_evidence=_draw(self.seed, self.conv.name, qa.index, "ev") < evidence_fraction,
-                extracted=qa.evidence[0] in cited,
+                # Redundancy: another memory stating the answer carries it just as well.
+                extracted=qa.evidence[0] in cited
+                or any(holds(t, answer_phrase(qa.question, qa.answer)) for t in stored),
             )
 
     def _ask(
@@ -228,6 +265,7 @@ class _Builder:
     ) -> None:
         """Retrieve, answer, record the case and, if it failed, its label."""
         b, evidence = self.b, qa.evidence[0]
+        phrase = answer_phrase(qa.question, qa.answer)
         query = b.unit("query", qa.question)
         extra = {**self.scope}
         if self.pipeline == "long_context":
@@ -236,13 +274,16 @@ class _Builder:
             context = b.unit("context", "\n".join(lines))
             inputs = [query, self.buffer]
             evidence_text = b.content[self.message[evidence]]
-            citing = [context] if evidence_text in lines else []
-            answer_from = evidence_text
+            carrying = [t for t in lines if t == evidence_text or holds(t, phrase)]
+            citing = [context] if carrying else []
+            answer_from = carrying[0] if carrying else ""
         else:
             chosen = [self.memories[i] for i in index.top(qa.question, top_k)]
             context = b.unit("context", "\n".join(b.content[u] for u in chosen))
             inputs = [query, *chosen]
-            citing = [u for u in chosen if evidence in self.citations[u]]
+            citing = [
+                u for u in chosen if evidence in self.citations[u] or holds(b.content[u], phrase)
+            ]
             answer_from = b.content[citing[0]] if citing else ""
         retrieval = b.op(
             RETRIEVE, "retrieval", self.system, inputs, [context], session_id=self.session,
@@ -266,9 +307,10 @@ class _Builder:
             category=qa.category,
         )
         self.evidence[case] = evidence
+        self.phrases[case] = phrase
         system = self.system
         if not extracted and self.pipeline == "long_context":
-            op = self.dropped[evidence]
+            op = self._pushed_out(b.content[self.message[evidence]], phrase)
             self.labels[case] = Label(error_type="UpdateError", operation_id=op, system=system)
         elif not extracted and self.pipeline == "rag":
             op = self.dropped[evidence]
@@ -306,6 +348,7 @@ def build_conversation(
         "evidence": builder.evidence,
         "skipped": dict(builder.skipped),
         "pipeline": pipeline,
+        "phrases": builder.phrases,
     }
     return LabelledBatch(builder.b.build(), builder.labels, hidden)
 

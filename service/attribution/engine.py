@@ -39,11 +39,11 @@ from service.attribution.models import (
     JudgeInfo,
     Searched,
 )
-from service.attribution.scope import Scope, recorded_by, scope_of
+from service.attribution.scope import Scope, recorded_at, recorded_by, scope_of
 from service.attribution.search import message_index
 from service.attribution.walk import NO_UNIT, CaseFacts, Walk
 
-SEED_ROUNDS = (8, 24)
+SEED_ROUNDS = (8, 24, 64)
 """Evidence candidates judged per round: the 8 best matches, then (only if none carries) the next
 24. Paraphrases and answers inferred from a date rank low lexically; a second round finds most."""
 
@@ -179,8 +179,10 @@ async def attribute(
 def _question(case: CaseFacts, graph: CaseGraph, evidence: list[str]) -> Question:
     """What the judge is told: the case, the wrong answer and the evidence's text."""
     answer = graph.units[case.answer_unit].content if case.answer_unit in graph.units else ""
-    texts = tuple(n.text() for n in graph.known_units(evidence))
-    return Question(case.id, case.question, case.expected_answer, answer, texts)
+    known = graph.known_units(evidence)
+    texts = tuple(n.text() for n in known)
+    times = tuple(recorded_at(graph, n.id) for n in known)
+    return Question(case.id, case.question, case.expected_answer, answer, texts, times)
 
 
 async def _search_evidence(walk: Walk, source: GraphSource) -> tuple[list[str], bool]:
@@ -202,7 +204,10 @@ async def _search_evidence(walk: Walk, source: GraphSource) -> tuple[list[str], 
         verdicts = await walk.carries(batch)
         carriers = [mid for mid in batch if verdicts.get(mid)]
         if carriers:
-            return carriers, False
+            # The surest carriers only: a message that merely shares the answer's word is not
+            # the evidence when another states it more fully.
+            top = max(walk.confidence_of(mid) for mid in carriers)
+            return [mid for mid in carriers if walk.confidence_of(mid) >= top], False
     return ranked[:1], True
 
 

@@ -18,6 +18,7 @@ class Question:
     expected_answer: str
     wrong_answer: str
     evidence_texts: tuple[str, ...] = ()
+    evidence_times: tuple[datetime | None, ...] = ()  # when each evidence text was recorded
 
 
 @dataclass(frozen=True)
