@@ -40,7 +40,7 @@ from service.attribution.models import (
     Searched,
 )
 from service.attribution.scope import Scope, recorded_at, recorded_by, scope_of
-from service.attribution.search import message_index
+from service.attribution.search import fuse, message_index
 from service.attribution.walk import NO_UNIT, CaseFacts, Walk
 
 SEED_ROUNDS = (8, 24, 64)
@@ -192,9 +192,11 @@ async def _search_evidence(walk: Walk, source: GraphSource) -> tuple[list[str], 
     walk.graph.add_rows(rows)
     candidates = sorted({row["id"] for row in rows} | set(walk.scope.lineage))
     texts = [(mid, walk.graph.units[mid].text()) for mid in candidates if mid in walk.graph.units]
-    ranked = message_index(texts).rank(
-        f"{walk.case.question} {walk.case.expected_answer}", sum(SEED_ROUNDS)
-    )
+    query, wanted = f"{walk.case.question} {walk.case.expected_answer}", sum(SEED_ROUNDS)
+    ranked = message_index(texts).rank(query, wanted)
+    embedder = getattr(source, "embedder", None)
+    if embedder is not None and texts:  # dense ranking finds paraphrases BM25 misses
+        ranked = fuse([ranked, await embedder.rank(texts, query, wanted)], wanted)
     if not ranked:
         return [], False
     start = 0

@@ -185,11 +185,16 @@ class HeuristicJudge:
             if not have:
                 continue
             around = have | (words[i - 1] if i else set()) | (words[i + 1] if i + 1 < len(words) else set())
-            about = _recall(need.asked, around, need.names)
+            # the topic without the names (those count in ``named``): a memory often leaves out
+            # the user's own name ("Works as a nurse" for Alice)
+            about = max(
+                _recall(need.asked, around, need.names),
+                _recall(need.asked - need.names, around) if need.asked - need.names else 1.0,
+            )
             named = len(need.names & around) / len(need.names) if need.names else 1.0
             carried = _recall(need.answer, have, need.specific)
             missing = len(need.specific - have)
-            stated = 0.5**missing * (0.4 + 0.6 * named)
+            stated = 0.5**missing * (0.6 + 0.4 * named)
             if need.wrong and need.wrong <= have and carried < 1.0:
                 stated *= 0.25
             best = max(best, stated * carried * min(1.0, 0.5 + about))
@@ -223,7 +228,7 @@ class HeuristicJudge:
                     kept = len(stated_answer & around) / len(stated_answer)
                     restated *= 1.0 if kept >= 0.5 else kept
                 restated *= 0.5 ** len(specific - around)
-                best = max(best, restated * (0.4 + 0.6 * named) * min(1.0, 0.5 + about))
+                best = max(best, restated * (0.6 + 0.4 * named) * min(1.0, 0.5 + about))
         return round(best, 4)
 
     def verdict(
