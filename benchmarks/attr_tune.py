@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any
 
 from benchmarks.attr_inprocess import attribute_in_process
-from benchmarks.attr_metrics import op_correct, type_correct
+from benchmarks.attr_metrics import op_correct, reliability, type_correct
 from benchmarks.attr_run import CaseRef, Dataset
 from benchmarks.oracle import Oracle, OracleJudge
 from service.attribution.judges.heuristic import HeuristicJudge
@@ -49,6 +49,8 @@ def main(argv: list[str] | None = None) -> None:
                 f"type {sum(map(type_correct, records)) / n:.3f}  "
                 f"{Counter(r['status'] for r in records)}  {len(records) / wall:.0f} cases/s"
             )
+            for b in reliability(records):
+                print(f"   confidence {b['bucket']:12} {b['cases']:4} cases  op {b['op_accuracy']}")
             misses = [r for r in records if not op_correct(r)]
             by = Counter((r["label_type"], r["error_type"]) for r in misses)
             print("   misses (label, got):", dict(by.most_common()))

@@ -43,6 +43,7 @@ from service.attribution.scope import Scope, recorded_at, recorded_by, scope_of
 from service.attribution.search import fuse, message_index
 from service.attribution.walk import NO_UNIT, CaseFacts, Walk
 
+INCONCLUSIVE_CONFIDENCE = 0.3
 SEED_ROUNDS = (8, 24, 64)
 """Evidence candidates judged per round: the 8 best matches, then (only if none carries) the next
 24. Paraphrases and answers inferred from a date rank low lexically; a second round finds most."""
@@ -64,6 +65,8 @@ def _result(
 ) -> AttributionResult:
     cost = Cost(**judge.cost.model_dump())
     cost.seconds = round(time.perf_counter() - started, 4)
+    if fields.get("status") == "inconclusive":  # a judge could not decide: never sure of it
+        fields["confidence"] = min(float(fields.get("confidence") or 0.0), INCONCLUSIVE_CONFIDENCE)
     return AttributionResult(
         case_id=case.id,
         judge=JudgeInfo(kind="llm" if judge.kind == "llm" else "heuristic", model=judge.model),
@@ -125,11 +128,15 @@ async def attribute(
     ]
     carried = [u for u, yes in (await walk.carries(read)).items() if yes]
     if carried:
+        # A context that carries the information without descending from the evidence matched
+        # it in words only, more often than not: it is less sure (measured on the tuning half).
+        sources = {u for op in graph.ancestors_of(carried[0]) for u in graph.inputs.get(op, [])}
+        linked = bool(sources & set(evidence))
         return finish(
             status="attributed",
             error_type="ResponseError",
             operation=_blame(graph, response_op),
-            confidence=walk.confidence_of(carried[0]),
+            confidence=round(walk.confidence_of(carried[0]) * (1.0 if linked else 0.7), 3),
             reason=f"the context {carried[0]} carries the information, yet the answer is wrong",
             evidence_path=[carried[0], response_op],
         )
