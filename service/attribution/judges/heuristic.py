@@ -173,13 +173,13 @@ class HeuristicJudge:
     ) -> float:
         """0..1: how well the best segment of ``content`` carries the answer to ``question``.
 
-        A memory or context restating the evidence's event carries a date the evidence resolved
+        A memory restating the evidence's event carries a date the evidence resolved
         from its own time (a memory is dated by when it was written; a source message must say
         the date itself or relative to when it was said).
         """
         need = self._need(question)
         words = [_words(seg, when) for seg in _segments(content)]
-        dated = kind not in ("", "message")
+        dated = kind == "memory"
         best = 0.0
         for i, have in enumerate(words):
             if not have:
