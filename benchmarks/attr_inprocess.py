@@ -23,7 +23,6 @@ from service.attribution.judges.base import CachedJudge, Judge
 from service.attribution.scope import Scope
 from service.attribution.walk import CaseFacts
 
-
 SCOPE_LIMIT = 5000
 
 
@@ -79,7 +78,9 @@ class BatchSource:
                 "edges": edges,
             }
         self.messages = sorted(
-            uid for uid, row in self.rows.items() if not row["is_operation"] and row["kind"] == "message"
+            uid
+            for uid, row in self.rows.items()
+            if not row["is_operation"] and row["kind"] == "message"
         )
 
     def _walk(self, start: list[str], up: bool) -> list[dict[str, Any]]:
@@ -138,7 +139,9 @@ def merged(dataset: Dataset) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for item in dataset.batches:
         project = item.batch["project"]
-        whole = out.setdefault(project, {"project": project, "units": [], "operations": [], "cases": []})
+        whole = out.setdefault(
+            project, {"project": project, "units": [], "operations": [], "cases": []}
+        )
         for key in ("units", "operations", "cases"):
             whole[key] = whole[key] + item.batch.get(key, [])
     return out

@@ -6,7 +6,6 @@ from collections import defaultdict
 from typing import Any
 
 from benchmarks.attr_metrics import (
-    reliability,
     GOALS,
     MAIN_HEADERS,
     Record,
@@ -14,6 +13,7 @@ from benchmarks.attr_metrics import (
     confusion,
     goal_mark,
     markdown_table,
+    reliability,
     rows_of,
     summarize,
     token_ratio,

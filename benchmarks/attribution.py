@@ -111,7 +111,9 @@ def locomo(path: str, conversations: tuple[str, ...]) -> list[Dataset]:
     return out
 
 
-def build_datasets(quick: bool, half: str = "both", path: str | None = None, seed: int = 0) -> list[Dataset]:
+def build_datasets(
+    quick: bool, half: str = "both", path: str | None = None, seed: int = 0
+) -> list[Dataset]:
     """Every dataset of the harness; ``half`` keeps the LoCoMo conversations of one half."""
     datasets = synthetic(QUICK_SIZES if quick else SIZES, 1 if quick else 2, seed)
     chosen = QUICK_CONVERSATIONS if quick else TUNE + HELDOUT
@@ -243,7 +245,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--half", default="both", choices=["both", "tune", "heldout"],
+        "--half",
+        default="both",
+        choices=["both", "tune", "heldout"],
         help="LoCoMo conversations 0-4 (tune), 5-9 (heldout) or both",
     )
     args = parser.parse_args(argv)

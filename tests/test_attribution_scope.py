@@ -41,7 +41,9 @@ def conversation(prefix: str, conv: str) -> dict[str, Any]:
     job did but was not retrieved (RetrievalError). No case names its evidence."""
     p, t = prefix, f"{DAY}T10:00:0"
     units = [
-        _msg(f"{p}m1", "Alice: My sister Emma lives in Denver, I visit her every summer.", f"{t}0Z"),
+        _msg(
+            f"{p}m1", "Alice: My sister Emma lives in Denver, I visit her every summer.", f"{t}0Z"
+        ),
         _msg(f"{p}m2", "Alice: I work as a nurse at the children's hospital.", f"{t}1Z"),
         _msg(f"{p}m3", "Alice: The weather was lovely today.", f"{t}2Z"),
     ]
@@ -346,7 +348,7 @@ def test_an_update_is_not_blamed_while_another_memory_carries_the_fact(
 
 
 def test_a_relative_date_resolves_against_the_message_time(client: httpx.Client) -> None:
-    """"Yesterday", said on 8 May 2023, is 7 May 2023: the message is the evidence, found by
+    """ "Yesterday", said on 8 May 2023, is 7 May 2023: the message is the evidence, found by
     search, and the extraction that dropped it is blamed."""
     batch = _chain(
         [

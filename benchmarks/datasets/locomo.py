@@ -188,7 +188,13 @@ class _Builder:
         """RAG: every ``CHUNK_TURNS`` turns become one chunk; turns past ``CHUNK_CHARS`` are
         dropped (the chunker's real-world overflow bug, the source of its ExtractionErrors)."""
         for start in range(0, len(ids), CHUNK_TURNS):
-            group = list(zip(turns[start : start + CHUNK_TURNS], ids[start : start + CHUNK_TURNS], strict=True))
+            group = list(
+                zip(
+                    turns[start : start + CHUNK_TURNS],
+                    ids[start : start + CHUNK_TURNS],
+                    strict=True,
+                )
+            )
             kept: list[tuple[Turn, str]] = []
             size = 0
             for turn, unit in group:
@@ -199,7 +205,14 @@ class _Builder:
             chunk = self.b.unit("memory", "\n".join(self.b.content[u] for _, u in kept))
             self.citations[chunk] = [t.dia_id for t, _ in kept]
             self.memories.append(chunk)
-            op = self.b.op(CHUNK, "extraction", self.system, [u for _, u in group], [chunk], session_id=f"session_{number}")
+            op = self.b.op(
+                CHUNK,
+                "extraction",
+                self.system,
+                [u for _, u in group],
+                [chunk],
+                session_id=f"session_{number}",
+            )
             for turn, _ in group:
                 if turn.dia_id not in self.citations[chunk]:
                     self.dropped[turn.dia_id] = op
@@ -231,6 +244,7 @@ class _Builder:
             if any(t == evidence_text or holds(t, phrase) for t in lines)
         ]
         return self.versions[carried[-1] + 1][0]
+
     def questions(self, top_k: int, wrong_fraction: float, evidence_fraction: float) -> None:
         if self.pipeline == "long_context":
             index = BM25(self.lines)
@@ -239,9 +253,11 @@ class _Builder:
         cited = {d for cites in self.citations.values() for d in cites}
         if self.pipeline == "long_context":
             cited = set(self.citations[self.buffer]) if self.buffer else set()
-        stored = self.lines if self.pipeline == "long_context" else [
-            self.b.content[u] for u in self.memories
-        ]
+        stored = (
+            self.lines
+            if self.pipeline == "long_context"
+            else [self.b.content[u] for u in self.memories]
+        )
         known = set(self.message)
         self.b.jump_to(self.conv.sessions[-1].when + timedelta(days=1))
         for qa in self.conv.qa:
@@ -286,16 +302,26 @@ class _Builder:
             ]
             answer_from = b.content[citing[0]] if citing else ""
         retrieval = b.op(
-            RETRIEVE, "retrieval", self.system, inputs, [context], session_id=self.session,
-            top_k=top_k, k1=1.5, b=0.75, **extra,
+            RETRIEVE,
+            "retrieval",
+            self.system,
+            inputs,
+            [context],
+            session_id=self.session,
+            top_k=top_k,
+            k1=1.5,
+            b=0.75,
+            **extra,
         )
-        if not citing:
-            text = IDK
-        else:
-            text = _wrong_answer(self.conv, qa) if wrong else answer_from
+        text = IDK if not citing else _wrong_answer(self.conv, qa) if wrong else answer_from
         answer = b.unit("answer", text)
         response = b.op(
-            ANSWER, "response", self.system, [query, context], [answer], session_id=self.session,
+            ANSWER,
+            "response",
+            self.system,
+            [query, context],
+            [answer],
+            session_id=self.session,
             **extra,
         )
         case = b.case(

@@ -64,8 +64,11 @@ def _builders(walk: Walk, unit_id: str, question_time: float) -> list[str]:
         if walk.graph.operations[o].kind not in READ_KINDS
         and walk.op_sort_key(o)[0] <= question_time
         # another pipeline reading the same message builds another memory, not this one
-        and (not systems or not walk.graph.operations[o].system
-             or walk.graph.operations[o].system in systems)
+        and (
+            not systems
+            or not walk.graph.operations[o].system
+            or walk.graph.operations[o].system in systems
+        )
     ]
     return sorted(set(ops), key=walk.op_sort_key)
 

@@ -66,7 +66,11 @@ def _result(
     cost = Cost(**judge.cost.model_dump())
     cost.seconds = round(time.perf_counter() - started, 4)
     if fields.get("status") == "inconclusive":  # a judge could not decide: never sure of it
-        fields["confidence"] = min(float(fields.get("confidence") or 0.0), INCONCLUSIVE_CONFIDENCE)
+        confidence = fields.get("confidence")
+        fields["confidence"] = min(
+            float(confidence) if isinstance(confidence, int | float) else 0.0,
+            INCONCLUSIVE_CONFIDENCE,
+        )
     return AttributionResult(
         case_id=case.id,
         judge=JudgeInfo(kind="llm" if judge.kind == "llm" else "heuristic", model=judge.model),

@@ -15,7 +15,7 @@ from collections import OrderedDict
 
 import bm25s
 import numpy as np
-import Stemmer
+import Stemmer  # type: ignore[import-not-found]
 from openai import AsyncOpenAI
 
 from service.attribution.judges.heuristic import STOPWORDS
@@ -31,10 +31,13 @@ INDEX_CACHE_SIZE = 256
 
 def _tokens(texts: list[str]) -> list[list[str]]:
     tokenized = bm25s.tokenize(
-        texts, stopwords=_STOPWORDS, stemmer=_STEMMER.stemWords, return_ids=False,
+        texts,
+        stopwords=_STOPWORDS,
+        stemmer=_STEMMER.stemWords,
+        return_ids=False,
         show_progress=False,
     )
-    return [list(tokens) for tokens in tokenized]  # type: ignore[union-attr]
+    return [list(tokens) for tokens in tokenized]
 
 
 class MessageIndex:
@@ -59,9 +62,7 @@ class MessageIndex:
         if not known:
             return []
         scores = self._retriever.get_scores(known)
-        ranked = sorted(
-            (-float(s), mid) for mid, s in zip(self.ids, scores, strict=True) if s > 0
-        )
+        ranked = sorted((-float(s), mid) for mid, s in zip(self.ids, scores, strict=True) if s > 0)
         return [mid for _, mid in ranked[:k]]
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from service.attribution.graph import CaseGraph, Node
 from service.attribution.judges.base import CachedJudge, Question, UnitText
@@ -29,7 +29,7 @@ class Walk:
     graph: CaseGraph
     judge: CachedJudge
     question: Question
-    scope: Scope = Scope(until=None)
+    scope: Scope = field(default_factory=lambda: Scope(until=None))
     uncertain: bool = False
 
     async def carries(self, unit_ids: list[str]) -> dict[str, bool]:

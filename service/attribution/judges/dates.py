@@ -12,15 +12,47 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-MONTHS = (
-    "january february march april may june july august september october november december"
-).split()
-WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+MONTHS = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+]
+WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 NUMBER_WORDS = {
     w: str(i)
     for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-        "fifteen sixteen seventeen eighteen nineteen twenty".split()
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
     )
 }
 NUMBER_WORDS.update(
@@ -28,7 +60,9 @@ NUMBER_WORDS.update(
 )
 
 _AGO = re.compile(r"\b(\w+) (day|week|month|year)s? ago\b")
-_LAST = re.compile(r"\b(last|past|previous|next|this) (week|weekend|month|year|" + "|".join(WEEKDAYS) + r")\b")
+_LAST = re.compile(
+    r"\b(last|past|previous|next|this) (week|weekend|month|year|" + "|".join(WEEKDAYS) + r")\b"
+)
 _SIMPLE = {"yesterday": -1, "today": 0, "tonight": 0, "tomorrow": 1}
 
 
@@ -73,6 +107,10 @@ def resolved_words(text: str, when: datetime | None) -> list[str]:
         else:  # a weekday: the nearest one before (last) or after (next) the day it was said
             target = WEEKDAYS.index(unit)
             delta = (when.weekday() - target) % 7 or 7
-            day = when - timedelta(days=delta) if step <= 0 else when + timedelta(days=(target - when.weekday()) % 7 or 7)
+            day = (
+                when - timedelta(days=delta)
+                if step <= 0
+                else when + timedelta(days=(target - when.weekday()) % 7 or 7)
+            )
             out += [unit, "before" if step <= 0 else "after", *_day(when), *_day(day)]
     return out

@@ -8,13 +8,14 @@ confidence, so an LLM judge placed after this one is asked only about those.
 
 from __future__ import annotations
 
-import re
 import functools
-from itertools import zip_longest
+import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from itertools import zip_longest
 
-import Stemmer
+import Stemmer  # type: ignore[import-not-found]
 
 from service.attribution.judges.base import Question, UnitText, Verdict
 from service.attribution.judges.dates import MONTHS, NUMBER_WORDS, WEEKDAYS, resolved_words
@@ -71,7 +72,9 @@ def _names(text: str) -> set[str]:
     return content_tokens(" ".join(_NAME.findall(text))) - _WH
 
 
-def _recall(needed: set[str], have: set[str], heavy: set[str] = frozenset()) -> float:  # type: ignore[assignment]
+def _recall(
+    needed: AbstractSet[str], have: AbstractSet[str], heavy: AbstractSet[str] = frozenset()
+) -> float:
     if not needed:
         return 0.0
     # Numbers, dates and names decide many answers: they weigh double.
@@ -184,7 +187,11 @@ class HeuristicJudge:
         for i, have in enumerate(words):
             if not have:
                 continue
-            around = have | (words[i - 1] if i else set()) | (words[i + 1] if i + 1 < len(words) else set())
+            around = (
+                have
+                | (words[i - 1] if i else set())
+                | (words[i + 1] if i + 1 < len(words) else set())
+            )
             # the topic without the names (those count in ``named``): a memory often leaves out
             # the user's own name ("Works as a nurse" for Alice)
             about = max(
