@@ -12,7 +12,7 @@ import json
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from benchmarks.attr_run import CaseRef, Dataset, record_of
@@ -20,8 +20,15 @@ from benchmarks.flatlog import batch_units
 from service.attribution.engine import attribute
 from service.attribution.graph import CaseGraph
 from service.attribution.judges.base import CachedJudge, Judge
-from service.attribution.search import rank_messages
+from service.attribution.scope import Scope
 from service.attribution.walk import CaseFacts
+
+SCOPE_LIMIT = 5000
+
+
+def _canonical(attributes: dict[str, Any] | None) -> str | None:
+    """Attributes as the service stores them (``ingest.rows``: sorted keys, no spaces)."""
+    return json.dumps(attributes, sort_keys=True, separators=(",", ":")) if attributes else None
 
 
 def _when(value: Any) -> datetime | None:
@@ -44,7 +51,7 @@ class BatchSource:
                 "name": None,
                 "content": unit.get("content"),
                 "ts": _when(unit.get("ts")),
-                "attributes": json.dumps(unit.get("attributes") or {}),
+                "attributes": _canonical(unit.get("attributes")),
                 "is_operation": False,
                 "edges": [],
             }
@@ -62,17 +69,19 @@ class BatchSource:
                 "id": op["id"],
                 "kind": op.get("kind"),
                 "name": op.get("name"),
+                "system": op.get("system"),
+                "session_id": op.get("session_id"),
                 "content": None,
                 "ts": _when(op.get("ts")),
-                "attributes": json.dumps(op.get("attributes") or {}),
+                "attributes": _canonical(op.get("attributes")),
                 "is_operation": True,
                 "edges": edges,
             }
-        self.messages = [
-            (uid, row["content"] or "")
+        self.messages = sorted(
+            uid
             for uid, row in self.rows.items()
             if not row["is_operation"] and row["kind"] == "message"
-        ]
+        )
 
     def _walk(self, start: list[str], up: bool) -> list[dict[str, Any]]:
         """Units and operations reachable from ``start`` (included) towards the sources (up) or
@@ -96,16 +105,53 @@ class BatchSource:
     async def descendants(self, unit_ids: list[str]) -> list[dict[str, Any]]:
         return self._walk(unit_ids, up=False)
 
-    async def search_messages(self, query: str, k: int) -> list[tuple[str, str]]:
-        text = dict(self.messages)
-        return [(mid, text[mid]) for mid in rank_messages(self.messages, query, k)]
+    async def scope_messages(self, scope: Scope) -> list[dict[str, Any]]:
+        """What ``cypher/attribution/scope_messages.cypher`` returns, computed in memory."""
+        fragments = scope.fragments()
+
+        def named(row: dict[str, Any]) -> bool:
+            attrs = row["attributes"] or ""
+            return any(f in attrs for f in fragments)
+
+        def in_scope(op: str) -> bool:
+            row = self.rows[op]
+            if scope.systems and row.get("system") not in scope.systems:
+                return False
+            return row.get("session_id") in scope.sessions or named(row)
+
+        out = []
+        for uid in self.messages:
+            row = self.rows[uid]
+            readers = self.consumers.get(uid, [])
+            if not (any(in_scope(op) for op in readers) or (fragments and named(row))):
+                continue
+            recorded = row["ts"] or min((self.rows[o]["ts"] for o in readers), default=None)
+            if scope.until is not None and recorded is not None and recorded > scope.until:
+                continue
+            out.append({**row, "ts": recorded})
+        out.sort(key=lambda r: r["id"])
+        out.sort(key=lambda r: r["ts"] or datetime.min.replace(tzinfo=UTC), reverse=True)
+        return out[:SCOPE_LIMIT]
+
+
+def merged(dataset: Dataset) -> dict[str, dict[str, Any]]:
+    """One batch per project: a shared project's traces together, as the service holds them."""
+    out: dict[str, dict[str, Any]] = {}
+    for item in dataset.batches:
+        project = item.batch["project"]
+        whole = out.setdefault(
+            project, {"project": project, "units": [], "operations": [], "cases": []}
+        )
+        for key in ("units", "operations", "cases"):
+            whole[key] = whole[key] + item.batch.get(key, [])
+    return out
 
 
 async def attribute_in_process(
-    dataset: Dataset, row: str, make_judge: Callable[[], Judge]
+    dataset: Dataset, row: str, make_judge: Callable[[CaseRef], Judge]
 ) -> tuple[list[dict[str, Any]], float]:
     """Attribute every case of ``dataset`` one after the other; records and wall seconds."""
-    sources = {item.batch["project"]: BatchSource(item.batch) for item in dataset.batches}
+    sources = {project: BatchSource(batch) for project, batch in merged(dataset).items()}
     cases = {
         (item.batch["project"], case["id"]): case
         for item in dataset.batches
@@ -123,7 +169,7 @@ async def _one(
     row: str,
     case: dict[str, Any],
     sources: dict[str, BatchSource],
-    make_judge: Callable[[], Judge],
+    make_judge: Callable[[CaseRef], Judge],
 ) -> dict[str, Any]:
     started = time.perf_counter()
     source = sources[ref.project]
@@ -137,7 +183,7 @@ async def _one(
         answer_unit=case["answer_unit"],
         evidence_units=tuple(case.get("evidence_units") or ()),
     )
-    judge = make_judge()
+    judge = make_judge(ref)
     try:
         result = await attribute(facts, graph, CachedJudge(judge), source)
     finally:

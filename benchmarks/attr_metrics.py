@@ -17,7 +17,9 @@ STATUSES = ("attributed", "inconclusive", "unanswerable", "not_failed", "error")
 
 GOALS = {
     "heuristic_op_accuracy_synthetic": 0.90,
-    "heuristic_op_accuracy_locomo": 0.75,
+    "heuristic_op_accuracy_locomo": 0.80,
+    "oracle_op_accuracy": 0.97,
+    "reliability_at_0_8": 0.90,
     "heuristic_cases_per_s": 50.0,
     "llm_calls_per_case": 6.0,
     "llm_input_tokens_vs_baseline": 0.20,
@@ -198,3 +200,23 @@ MAIN_HEADERS = [
     "latency mean",
     "cases/s",
 ]
+
+
+CONFIDENCE_BUCKETS = ((0.0, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 1.01))
+
+
+def reliability(records: list[Record]) -> list[dict[str, Any]]:
+    """Per confidence bucket: how many cases, and how many of them named the right operation.
+    A confidence that means something has accuracy rising with the bucket."""
+    out = []
+    for lo, hi in CONFIDENCE_BUCKETS:
+        rs = [r for r in records if lo <= float(r.get("confidence") or 0.0) < hi]
+        out.append(
+            {
+                "bucket": f"[{lo:.1f}, {min(hi, 1.0):.1f}{']' if hi > 1 else ')'}",
+                "cases": len(rs),
+                "op_accuracy": round(sum(map(op_correct, rs)) / len(rs), 4) if rs else None,
+                "inconclusive": sum(r["status"] == "inconclusive" for r in rs),
+            }
+        )
+    return out

@@ -13,6 +13,7 @@ from benchmarks.attr_metrics import (
     confusion,
     goal_mark,
     markdown_table,
+    reliability,
     rows_of,
     summarize,
     token_ratio,
@@ -41,6 +42,8 @@ def figures(
         by[(r["dataset"], r["judge"])].append(r)
         if r["dataset"].startswith("synthetic"):
             by[(SYNTHETIC_ALL, r["judge"])].append(r)
+        if r.get("half"):  # LoCoMo: the tuning half and the held-out half, each on its own
+            by[(f"{r['dataset']} ({r['half']})", r["judge"])].append(r)
     syn_walls: dict[str, float] = defaultdict(float)
     for (dataset, row), seconds in walls.items():
         if dataset.startswith("synthetic"):
@@ -64,7 +67,13 @@ def figures(
             if ratio and any(r.get("input_tokens") for r in rs):
                 ratios[dataset][row] = ratio
     rows = sorted({r["judge"] for r in records}, key=_order)
+    reliable = {
+        row: reliability([r for r in records if r["judge"] == row])
+        for row in rows
+        if row != "baseline"
+    }
     out: dict[str, Any] = {
+        "reliability": reliable,
         "datasets": sizes,
         "summary": summary,
         "by_system": by_system,
@@ -105,7 +114,7 @@ def goals(fig: dict[str, Any]) -> list[dict[str, Any]]:
             value = value.get(p) if isinstance(value, dict) else None
         return float(value) if value is not None else None
 
-    locomo = next((d for d in s if d.startswith("locomo")), "locomo")
+    locomo = "locomo (heldout)" if "locomo (heldout)" in s else "locomo"
     out = [
         (
             "heuristic op accuracy, synthetic",
@@ -114,10 +123,30 @@ def goals(fig: dict[str, Any]) -> list[dict[str, Any]]:
             True,
         ),
         (
-            "heuristic op accuracy, LoCoMo",
+            f"heuristic op accuracy, {locomo}",
             get(locomo, "heuristic", "op_accuracy"),
             GOALS["heuristic_op_accuracy_locomo"],
             True,
+        ),
+        *(
+            (
+                f"oracle (llm-all) op accuracy, {dataset}",
+                get(dataset, "llm-all", "op_accuracy"),
+                GOALS["oracle_op_accuracy"],
+                True,
+            )
+            for dataset in s
+            if "llm-all" in s[dataset]
+        ),
+        *(
+            (
+                f"{row}: cases at confidence >= 0.8 naming the right operation",
+                buckets[-1]["op_accuracy"],
+                GOALS["reliability_at_0_8"],
+                True,
+            )
+            for row, buckets in fig.get("reliability", {}).items()
+            if not row.startswith("inproc")
         ),
         (
             "heuristic cases/s (HTTP, all datasets)",
@@ -179,6 +208,17 @@ def markdown(fig: dict[str, Any], detail_row: str = "heuristic") -> str:
         "",
     ]
     parts += [f"- {g['goal']}: {_fmt(g['value'])} {g['verdict']}" for g in fig["goals"]]
+    parts += ["", "## Reliability: accuracy per confidence bucket", ""]
+    parts += [
+        markdown_table(
+            ["judge", "confidence", "cases", "op accuracy", "of them inconclusive"],
+            [
+                [row, b["bucket"], b["cases"], b["op_accuracy"], b["inconclusive"]]
+                for row, buckets in fig.get("reliability", {}).items()
+                for b in buckets
+            ],
+        )
+    ]
     parts += ["", "## LLM judge input tokens per case vs the flat-log baseline", ""]
     ratio_rows = [
         [d, row, r["ratio_of_means"], r["median_ratio"], r["max_ratio"]]

@@ -32,6 +32,7 @@ class CaseRef:
     case_id: str
     label: Label
     category: str = ""  # LoCoMo's question category; empty for synthetic cases
+    half: str = ""  # LoCoMo: "tune" (conversations 0-4) or "heldout" (5-9); empty for synthetic
 
     @property
     def key(self) -> str:
@@ -51,6 +52,7 @@ class Dataset:
                 case["id"],
                 item.labels[case["id"]],
                 str((case.get("attributes") or {}).get("category", "")),
+                str(item.hidden.get("half", "")),
             )
             for item in self.batches
             for case in item.batch["cases"]
@@ -134,6 +136,7 @@ def case_fields(ref: CaseRef, row: str) -> dict[str, Any]:
         "label_type": ref.label["error_type"],
         "label_op": ref.label["operation_id"],
         "category": ref.category,
+        "half": ref.half,
         "judge": row,
     }
 

@@ -36,8 +36,9 @@ from benchmarks.attr_inprocess import attribute_in_process
 from benchmarks.attr_metrics import Record, op_correct, type_correct
 from benchmarks.attr_report import figures as make_figures
 from benchmarks.attr_report import markdown
-from benchmarks.attr_run import Dataset, attribute_all, case_fields, in_project, ingest
-from benchmarks.datasets import generate_synthetic, load_locomo
+from benchmarks.attr_run import CaseRef, Dataset, attribute_all, case_fields, in_project, ingest
+from benchmarks.datasets import LabelledBatch, generate_synthetic, load_locomo
+from benchmarks.datasets.locomo import PIPELINES
 from benchmarks.harness import RESULTS, fresh_neo4j, save
 from benchmarks.oracle import Oracle
 from service.attribution.judges.base import Judge
@@ -73,9 +74,53 @@ def synthetic(sizes: dict[str, tuple[int, int]], conversations: int, seed: int) 
     return out
 
 
-def locomo(path: str, limit: int | None) -> Dataset:
-    batches = load_locomo(path, limit=limit)
-    return Dataset("locomo", [in_project(b, f"locomo-{b.hidden['conversation']}") for b in batches])
+TUNE = ("26", "30", "41", "42", "43")  # LoCoMo conversations 0-4: the only ones tuned on
+HELDOUT = ("44", "47", "48", "49", "50")  # conversations 5-9: reported, never tuned on
+QUICK_CONVERSATIONS = ("26", "44")  # one of each half
+SHARED_PIPELINES = ("observations", "rag")
+
+
+def _halved(item: LabelledBatch) -> LabelledBatch:
+    half = "tune" if item.hidden["conversation"] in TUNE else "heldout"
+    return LabelledBatch(item.batch, item.labels, {**item.hidden, "half": half})
+
+
+def locomo(path: str, conversations: tuple[str, ...]) -> list[Dataset]:
+    """Per-trace LoCoMo datasets (one project per conversation and pipeline) and the shared
+    project (every conversation, the observations and RAG pipelines, one project)."""
+    out = []
+    for pipeline in PIPELINES:
+        batches = [
+            _halved(b)
+            for b in load_locomo(path, conversations=list(conversations), pipeline=pipeline)
+        ]
+        name = "locomo" if pipeline == "observations" else f"locomo-{pipeline.replace('_', '-')}"
+        out.append(
+            Dataset(name, [in_project(b, f"{name}-{b.hidden['conversation']}") for b in batches])
+        )
+    # Built again in the shared project: ids are tagged by project, so the oracle (and a reader
+    # of the results) can tell a shared-project case from its per-trace twin.
+    shared = [
+        _halved(b)
+        for p in SHARED_PIPELINES
+        for b in load_locomo(
+            path, conversations=list(conversations), pipeline=p, project="locomo-shared"
+        )
+    ]
+    out.append(Dataset("locomo-shared", shared))
+    return out
+
+
+def build_datasets(
+    quick: bool, half: str = "both", path: str | None = None, seed: int = 0
+) -> list[Dataset]:
+    """Every dataset of the harness; ``half`` keeps the LoCoMo conversations of one half."""
+    datasets = synthetic(QUICK_SIZES if quick else SIZES, 1 if quick else 2, seed)
+    chosen = QUICK_CONVERSATIONS if quick else TUNE + HELDOUT
+    if half != "both":
+        chosen = tuple(c for c in chosen if c in (TUNE if half == "tune" else HELDOUT))
+    datasets += locomo(path or str(REPO / "../shared/data/locomo10"), chosen)
+    return datasets
 
 
 Walls = dict[tuple[str, str], float]
@@ -138,10 +183,10 @@ def run_baseline(
 
 
 def run_in_process(datasets: list[Dataset], llm_url: str | None) -> tuple[list[Record], Walls]:
-    makers: dict[str, Any] = {"inproc-heuristic": HeuristicJudge}
+    makers: dict[str, Any] = {"inproc-heuristic": lambda ref: HeuristicJudge()}
     if llm_url:
 
-        def make_llm() -> Judge:
+        def make_llm(ref: CaseRef) -> Judge:
             return LLMJudge(
                 base_url=llm_url,
                 api_key="x",
@@ -199,6 +244,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-inprocess", action="store_true")
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--half",
+        default="both",
+        choices=["both", "tune", "heldout"],
+        help="LoCoMo conversations 0-4 (tune), 5-9 (heldout) or both",
+    )
     args = parser.parse_args(argv)
     unknown = set(args.judges.split(",")) - set(ROWS)
     if unknown:
@@ -232,8 +283,7 @@ def main(argv: list[str] | None = None) -> None:
     names = args.judges.split(",")
     path = str(REPO / args.locomo)  # an absolute --locomo replaces REPO
     print("building datasets ...", flush=True)
-    datasets = synthetic(QUICK_SIZES if args.quick else SIZES, 1 if args.quick else 2, args.seed)
-    datasets.append(locomo(path, 2 if args.quick else None))
+    datasets = build_datasets(args.quick, args.half, path, args.seed)
     oracle = Oracle.of([b for d in datasets for b in d.batches])
     sizes = {d.name: d.sizes() for d in datasets}
     for name, s in sizes.items():

@@ -15,7 +15,9 @@ What "carries" means, per dataset:
 - synthetic: the unit's full content contains the statement of the case's critical fact (the
   generator's own invariant: a corrupted copy never contains it);
 - LoCoMo: the unit is the evidence message, a memory whose hidden citations include the evidence
-  turn, or a context/other unit whose content contains the text of such a memory.
+  turn (an observation citing it; a chunk or buffer version holding it), or a context/other unit
+  whose content contains the text of such an observation (the evidence turn itself, for the RAG
+  and long-context pipelines).
 """
 
 from __future__ import annotations
@@ -27,9 +29,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.datasets import Label, LabelledBatch
+from benchmarks.datasets.locomo import holds
 from benchmarks.flatlog import SYSTEM_PROMPT as FLATLOG_SYSTEM_PROMPT
 from benchmarks.flatlog import batch_units, header_of, op_ids_in_log
+from service.attribution.judges.base import Question, UnitText, Verdict
 from service.attribution.judges.llm import UNIT_LINE_RE
+from service.attribution.models import Cost
 
 _QUESTION_RE = re.compile(r'^Question: ("(?:[^"\\]|\\.)*")$', re.MULTILINE)
 _EXPECTED_RE = re.compile(r'^Expected answer: ("(?:[^"\\]|\\.)*")$', re.MULTILINE)
@@ -84,8 +89,19 @@ def _locomo_truths(item: LabelledBatch) -> list[CaseTruth]:
         evidence = item.hidden["evidence"][case["id"]]
         citing = [m for m, cites in citations.items() if evidence in cites]
         texts = [t for m in citing if (t := units[m].get("content") or "")]
+        if item.hidden.get("pipeline", "observations") != "observations":
+            # chunks and buffers hold the turn verbatim: a context carries it when it holds the turn
+            texts = [units[message_of[evidence]].get("content") or ""]
+        phrase = item.hidden.get("phrases", {}).get(case["id"], "")
         carriers = {message_of[evidence], *citing}
         carriers.update(uid for uid, content in containers if any(t in content for t in texts))
+        # Redundancy: any memory or context stating the answer itself carries it too (the
+        # dataset's labels count it the same way: benchmarks.datasets.locomo.holds).
+        carriers.update(
+            uid
+            for uid, u in units.items()
+            if u.get("kind") in ("memory", "context") and holds(u.get("content") or "", phrase)
+        )
         needles = (units[message_of[evidence]].get("content") or "", *texts)
         out.append(
             CaseTruth(case["id"], item.batch["project"], label, frozenset(carriers), needles)
@@ -212,3 +228,21 @@ def units_in_prompt(prompt: str) -> dict[str, str]:
             content = ""
         found.setdefault(uid, str(content))
     return found
+
+
+@dataclass
+class OracleJudge:
+    """The oracle as an in-process judge (no HTTP): a unit carries the information exactly when
+    the ground truth says so. One call per batch of units, tokens estimated at chars/4, so the
+    in-process figures count what the scripted server would have been asked."""
+
+    truth: CaseTruth | None
+    kind: str = "llm"
+    model: str | None = "oracle"
+    cost: Cost = field(default_factory=Cost)
+
+    async def judge(self, question: Question, units: list[UnitText]) -> dict[str, Verdict]:
+        self.cost.llm_calls += 1
+        self.cost.input_tokens += sum(len(u.content) for u in units) // 4 + 100
+        carriers = self.truth.carriers if self.truth else frozenset()
+        return {u.id: Verdict(u.id in carriers, 1.0, "llm") for u in units}

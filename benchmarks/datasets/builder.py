@@ -27,8 +27,11 @@ class BatchBuilder:
     clock, so operations are strictly ordered in time as they are in execution.
     """
 
-    def __init__(self, project: str, tag: str, start: datetime) -> None:
+    def __init__(
+        self, project: str, tag: str, start: datetime, stamp: dict[str, Any] | None = None
+    ) -> None:
         self.project = project
+        self._stamp = dict(stamp or {})  # attributes every operation carries (its scope, say)
         self._tag = tag
         self._now = start if start.tzinfo else start.replace(tzinfo=UTC)
         self._counters = {"u": 0, "op": 0, "case": 0}
@@ -90,7 +93,7 @@ class BatchBuilder:
                 "ts": self._now.isoformat(),
                 "inputs": list(inputs),
                 "outputs": list(outputs),
-                "attributes": attributes,
+                "attributes": {**self._stamp, **attributes},
             }
         )
         self.advance()

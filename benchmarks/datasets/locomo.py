@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Sequence
 from datetime import timedelta
@@ -31,10 +32,23 @@ from pathlib import Path
 from .bm25 import BM25
 from .builder import BatchBuilder, batch_tag
 from .labels import Label, LabelledBatch, count_labels, dump, format_counts
-from .locomo_source import QA, LocomoConversation, conversation_files, read_conversation
+from .locomo_source import (
+    QA,
+    LocomoConversation,
+    Turn,
+    conversation_files,
+    read_conversation,
+)
 
 SYSTEM = "locomo"
+PIPELINES = ("observations", "rag", "long_context")
+SYSTEMS = {"observations": SYSTEM, "rag": "locomo-rag", "long_context": "locomo-long"}
+CHUNK_TURNS = 4
+CHUNK_CHARS = 600  # the RAG chunker's budget: a turn that does not fit is silently dropped
+BUFFER_CHARS = 45_000  # the long-context buffer keeps this many characters, newest last
 EXTRACT = "extract_observations"
+CHUNK = "chunk_turns"
+BUFFER_UPDATE = "buffer_update"
 RETRIEVE = "bm25_retrieval"
 ANSWER = "answer"
 IDK = "I don't know."
@@ -45,6 +59,24 @@ def _draw(seed: int, *parts: object) -> float:
     """A deterministic number in [0, 1) per (seed, parts), independent of iteration order."""
     text = "|".join(str(p) for p in (seed, *parts))
     return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16) / 2**32
+
+
+def _normal(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def answer_phrase(question: str, answer: str) -> str:
+    """The expected answer as a phrase a unit can hold verbatim (lower-cased words), or "" when it
+    is too short or already in the question to say anything."""
+    phrase = _normal(answer)
+    if len(phrase) < 3 or not re.search(r"[a-z]{3}|\d", phrase) or phrase in _normal(question):
+        return ""
+    return phrase
+
+
+def holds(text: str, phrase: str) -> bool:
+    """Whether ``text`` states ``phrase`` (whole words, case and punctuation ignored)."""
+    return bool(phrase) and f" {phrase} " in f" {_normal(text)} "
 
 
 def skip_reason(qa: QA, dia_ids: set[str]) -> str | None:
@@ -73,12 +105,27 @@ def _wrong_answer(conv: LocomoConversation, qa: QA) -> str:
 class _Builder:
     """Builds one conversation's batch; keeps the observation citations on the side."""
 
-    def __init__(self, conv: LocomoConversation, project: str, seed: int) -> None:
+    def __init__(
+        self, conv: LocomoConversation, project: str, seed: int, pipeline: str = "observations"
+    ) -> None:
         self.conv = conv
         self.seed = seed
-        self.b = BatchBuilder(
-            project, batch_tag(project, "locomo", conv.name), conv.sessions[0].when
+        self.pipeline = pipeline
+        self.system = SYSTEMS[pipeline]
+        tag = ("locomo", conv.name) if pipeline == "observations" else (pipeline, conv.name)
+        self.b = BatchBuilder(project, batch_tag(project, *tag), conv.sessions[0].when)
+        # How the trace names its scope (see service.attribution.scope): the observations
+        # pipeline stamps a conversation attribute, the RAG one a user attribute on its messages,
+        # the long-context one a session id per conversation.
+        self.scope: dict[str, str] = (
+            {"conversation_id": conv.name} if pipeline == "observations" else {}
         )
+        self.session = f"{pipeline}-{conv.name}" if pipeline == "long_context" else None
+        self.dropped: dict[str, str] = {}  # dia id -> the operation that lost it (rag, long)
+        self.buffer: str | None = None
+        self.lines: list[str] = []
+        self.versions: list[tuple[str, list[str]]] = []  # long context: (update, lines kept)
+        self.phrases: dict[str, str] = {}  # case -> answer phrase (hidden, for the oracle)
         self.message: dict[str, str] = {}  # dia id -> message unit
         self.speaker: dict[str, str] = {}  # dia id -> speaker
         self.session_of: dict[str, int] = {}
@@ -95,7 +142,9 @@ class _Builder:
             b.jump_to(session.when)
             ids = []
             for turn in session.turns:
-                extra = {"image_caption": turn.caption} if turn.caption else {}
+                extra: dict[str, object] = {"image_caption": turn.caption} if turn.caption else {}
+                if self.pipeline == "rag":
+                    extra["user_id"] = f"user-{self.conv.name}"
                 unit = b.unit(
                     "message",
                     f"{turn.speaker}: {turn.text}",
@@ -108,6 +157,12 @@ class _Builder:
                 self.session_of[turn.dia_id] = session.number
                 ids.append(unit)
                 b.advance(20)
+            if self.pipeline == "rag":
+                self._chunks(session.number, session.turns, ids)
+                continue
+            if self.pipeline == "long_context":
+                self._append(session.number, session.turns, ids)
+                continue
             for speaker in self.conv.speakers:
                 facts = [
                     o
@@ -126,11 +181,83 @@ class _Builder:
                     outputs,
                     session_id=f"session_{session.number}",
                     speaker=speaker,
+                    **self.scope,
                 )
 
+    def _chunks(self, number: int, turns: Sequence[Turn], ids: list[str]) -> None:
+        """RAG: every ``CHUNK_TURNS`` turns become one chunk; turns past ``CHUNK_CHARS`` are
+        dropped (the chunker's real-world overflow bug, the source of its ExtractionErrors)."""
+        for start in range(0, len(ids), CHUNK_TURNS):
+            group = list(
+                zip(
+                    turns[start : start + CHUNK_TURNS],
+                    ids[start : start + CHUNK_TURNS],
+                    strict=True,
+                )
+            )
+            kept: list[tuple[Turn, str]] = []
+            size = 0
+            for turn, unit in group:
+                line = self.b.content[unit]
+                if size + len(line) <= CHUNK_CHARS or not kept:
+                    kept.append((turn, unit))
+                    size += len(line) + 1
+            chunk = self.b.unit("memory", "\n".join(self.b.content[u] for _, u in kept))
+            self.citations[chunk] = [t.dia_id for t, _ in kept]
+            self.memories.append(chunk)
+            op = self.b.op(
+                CHUNK,
+                "extraction",
+                self.system,
+                [u for _, u in group],
+                [chunk],
+                session_id=f"session_{number}",
+            )
+            for turn, _ in group:
+                if turn.dia_id not in self.citations[chunk]:
+                    self.dropped[turn.dia_id] = op
+
+    def _append(self, number: int, turns: Sequence[Turn], ids: list[str]) -> None:
+        """Long context: the session's turns appended to the buffer, which keeps its last
+        ``BUFFER_CHARS`` characters in whole lines; an update pushing a turn out loses it."""
+        before = list(self.lines)
+        self.lines += [self.b.content[u] for u in ids]
+        while sum(len(line) + 1 for line in self.lines) > BUFFER_CHARS:
+            self.lines.pop(0)
+        new = self.b.unit("memory", "\n".join(self.lines), memory_id=f"buffer-{self.conv.name}")
+        inputs = [self.buffer, *ids] if self.buffer else ids
+        op = self.b.op(BUFFER_UPDATE, "update", self.system, inputs, [new], session_id=self.session)
+        kept = set(self.lines)
+        self.citations[new] = [d for d, u in self.message.items() if self.b.content[u] in kept]
+        for line_unit, dia in [(u, d) for d, u in self.message.items()]:
+            if self.b.content[line_unit] in before and self.b.content[line_unit] not in kept:
+                self.dropped.setdefault(dia, op)
+        self.buffer = new
+        self.versions.append((op, list(self.lines)))
+
+    def _pushed_out(self, evidence_text: str, phrase: str) -> str:
+        """The update after the last buffer version that still carried the fact (the evidence
+        turn, or any turn stating the answer): the one that pushed its last carrier out."""
+        carried = [
+            i
+            for i, (_, lines) in enumerate(self.versions)
+            if any(t == evidence_text or holds(t, phrase) for t in lines)
+        ]
+        return self.versions[carried[-1] + 1][0]
+
     def questions(self, top_k: int, wrong_fraction: float, evidence_fraction: float) -> None:
-        index = BM25([self.b.content[u] for u in self.memories])
+        if self.pipeline == "long_context":
+            index = BM25(self.lines)
+        else:
+            index = BM25([self.b.content[u] for u in self.memories])
         cited = {d for cites in self.citations.values() for d in cites}
+        if self.pipeline == "long_context":
+            cited = set(self.citations[self.buffer]) if self.buffer else set()
+        stored = (
+            self.lines
+            if self.pipeline == "long_context"
+            else [self.b.content[u] for u in self.memories]
+        )
         known = set(self.message)
         self.b.jump_to(self.conv.sessions[-1].when + timedelta(days=1))
         for qa in self.conv.qa:
@@ -144,7 +271,9 @@ class _Builder:
                 top_k,
                 wrong=_draw(self.seed, self.conv.name, qa.index, "wrong") < wrong_fraction,
                 with_evidence=_draw(self.seed, self.conv.name, qa.index, "ev") < evidence_fraction,
-                extracted=qa.evidence[0] in cited,
+                # Redundancy: another memory stating the answer carries it just as well.
+                extracted=qa.evidence[0] in cited
+                or any(holds(t, answer_phrase(qa.question, qa.answer)) for t in stored),
             )
 
     def _ask(
@@ -152,19 +281,49 @@ class _Builder:
     ) -> None:
         """Retrieve, answer, record the case and, if it failed, its label."""
         b, evidence = self.b, qa.evidence[0]
+        phrase = answer_phrase(qa.question, qa.answer)
         query = b.unit("query", qa.question)
-        chosen = [self.memories[i] for i in index.top(qa.question, top_k)]
-        context = b.unit("context", "\n".join(b.content[u] for u in chosen))
-        retrieval = b.op(
-            RETRIEVE, "retrieval", SYSTEM, [query, *chosen], [context], top_k=top_k, k1=1.5, b=0.75
-        )
-        citing = [u for u in chosen if evidence in self.citations[u]]
-        if not citing:
-            text = IDK
+        extra = {**self.scope}
+        if self.pipeline == "long_context":
+            assert self.buffer is not None
+            lines = [self.lines[i] for i in sorted(index.top(qa.question, top_k * 2))]
+            context = b.unit("context", "\n".join(lines))
+            inputs = [query, self.buffer]
+            evidence_text = b.content[self.message[evidence]]
+            carrying = [t for t in lines if t == evidence_text or holds(t, phrase)]
+            citing = [context] if carrying else []
+            answer_from = carrying[0] if carrying else ""
         else:
-            text = _wrong_answer(self.conv, qa) if wrong else b.content[citing[0]]
+            chosen = [self.memories[i] for i in index.top(qa.question, top_k)]
+            context = b.unit("context", "\n".join(b.content[u] for u in chosen))
+            inputs = [query, *chosen]
+            citing = [
+                u for u in chosen if evidence in self.citations[u] or holds(b.content[u], phrase)
+            ]
+            answer_from = b.content[citing[0]] if citing else ""
+        retrieval = b.op(
+            RETRIEVE,
+            "retrieval",
+            self.system,
+            inputs,
+            [context],
+            session_id=self.session,
+            top_k=top_k,
+            k1=1.5,
+            b=0.75,
+            **extra,
+        )
+        text = IDK if not citing else _wrong_answer(self.conv, qa) if wrong else answer_from
         answer = b.unit("answer", text)
-        response = b.op(ANSWER, "response", SYSTEM, [query, context], [answer])
+        response = b.op(
+            ANSWER,
+            "response",
+            self.system,
+            [query, context],
+            [answer],
+            session_id=self.session,
+            **extra,
+        )
         case = b.case(
             qa.question,
             qa.answer,
@@ -174,16 +333,24 @@ class _Builder:
             category=qa.category,
         )
         self.evidence[case] = evidence
-        if not extracted:
+        self.phrases[case] = phrase
+        system = self.system
+        if not extracted and self.pipeline == "long_context":
+            op = self._pushed_out(b.content[self.message[evidence]], phrase)
+            self.labels[case] = Label(error_type="UpdateError", operation_id=op, system=system)
+        elif not extracted and self.pipeline == "rag":
+            op = self.dropped[evidence]
+            self.labels[case] = Label(error_type="ExtractionError", operation_id=op, system=system)
+        elif not extracted:
             op = self.extraction[(self.session_of[evidence], self.speaker[evidence])]
-            self.labels[case] = Label(error_type="ExtractionError", operation_id=op, system=SYSTEM)
+            self.labels[case] = Label(error_type="ExtractionError", operation_id=op, system=system)
         elif not citing:
             self.labels[case] = Label(
-                error_type="RetrievalError", operation_id=retrieval, system=SYSTEM
+                error_type="RetrievalError", operation_id=retrieval, system=system
             )
         elif wrong:
             self.labels[case] = Label(
-                error_type="ResponseError", operation_id=response, system=SYSTEM
+                error_type="ResponseError", operation_id=response, system=system
             )
 
 
@@ -195,9 +362,10 @@ def build_conversation(
     wrong_fraction: float = 0.3,
     evidence_fraction: float = 0.5,
     seed: int = 0,
+    pipeline: str = "observations",
 ) -> LabelledBatch:
-    """One labelled batch for one parsed LoCoMo conversation."""
-    builder = _Builder(conv, project, seed)
+    """One labelled batch for one parsed LoCoMo conversation traced by ``pipeline``."""
+    builder = _Builder(conv, project, seed, pipeline)
     builder.sessions()
     builder.questions(top_k, wrong_fraction, evidence_fraction)
     hidden = {
@@ -205,6 +373,8 @@ def build_conversation(
         "citations": builder.citations,
         "evidence": builder.evidence,
         "skipped": dict(builder.skipped),
+        "pipeline": pipeline,
+        "phrases": builder.phrases,
     }
     return LabelledBatch(builder.b.build(), builder.labels, hidden)
 
@@ -219,6 +389,7 @@ def load_locomo(
     wrong_fraction: float = 0.3,
     evidence_fraction: float = 0.5,
     seed: int = 0,
+    pipeline: str = "observations",
 ) -> list[LabelledBatch]:
     """One labelled batch per LoCoMo conversation file under ``path``.
 
@@ -238,6 +409,7 @@ def load_locomo(
             wrong_fraction=wrong_fraction,
             evidence_fraction=evidence_fraction,
             seed=seed,
+            pipeline=pipeline,
         )
         for f in files[:limit]
     ]

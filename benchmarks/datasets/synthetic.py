@@ -86,7 +86,10 @@ def generate_conversation(
         evidence_fraction=evidence_fraction,
         start=_START + timedelta(days=365 * index),
     )
-    b = BatchBuilder(project, batch_tag(project, seed, system, index), conv.start)
+    # The trace names its conversation on every operation, as a tracer stamps a user or thread id
+    # (how a case's scope is found: service/attribution/scope.py).
+    tag = batch_tag(project, seed, system, index)
+    b = BatchBuilder(project, tag, conv.start, stamp={"conversation_id": f"{system}-{tag}"})
     labels = pipeline.build(conv, b, rng, top_k)
     batch = b.build()
     facts = {c["id"]: q.fact.statement for c, q in zip(batch["cases"], conv.questions, strict=True)}

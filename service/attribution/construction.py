@@ -7,6 +7,7 @@ the entry's next version or its tombstone can lose it. Single-successor chains a
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from service.attribution.graph import READ_KINDS, CaseGraph, Node
@@ -56,11 +57,18 @@ def loss_reason(graph: CaseGraph, loss: Loss) -> str:
 
 def _builders(walk: Walk, unit_id: str, question_time: float) -> list[str]:
     """Operations that consumed the unit while building the memory, before the question."""
+    systems = walk.scope.systems
     ops = [
         o
         for o in walk.graph.consumers.get(unit_id, [])
         if walk.graph.operations[o].kind not in READ_KINDS
         and walk.op_sort_key(o)[0] <= question_time
+        # another pipeline reading the same message builds another memory, not this one
+        and (
+            not systems
+            or not walk.graph.operations[o].system
+            or walk.graph.operations[o].system in systems
+        )
     ]
     return sorted(set(ops), key=walk.op_sort_key)
 
@@ -175,6 +183,13 @@ def _likeliest_loss(
     restate most of it, the earliest among equals."""
     if len(builders) == 1:
         return builders[0]
+    speaker = _author(walk.graph.units[lost])
+    if speaker:
+        # Operations that each keep one speaker's facts (LoCoMo's observations, a per-user
+        # extractor): the one for the message's author was the one meant to keep it.
+        own = [op for op in builders if _names_author(walk.graph.operations[op], speaker)]
+        if len(own) == 1:
+            return own[0]
     source = content_tokens(walk.graph.units[lost].content)
 
     def closeness(op: str) -> float:
@@ -187,3 +202,21 @@ def _likeliest_loss(
         return max(overlaps, default=0.0)
 
     return max(builders, key=lambda op: (closeness(op), -walk.op_sort_key(op)[0]))
+
+
+_AUTHOR = re.compile(r"^\s*([^:\n]{1,40}):\s")
+
+
+def _author(unit: Node) -> str:
+    """Who said a message: its ``speaker``/``role``/``author`` attribute, else a ``Name:``
+    prefix of its content; lower-cased, empty when unknown."""
+    for key in ("speaker", "author", "role"):
+        value = unit.attributes.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip().lower()
+    match = _AUTHOR.match(unit.content)
+    return match.group(1).strip().lower() if match else ""
+
+
+def _names_author(op: Node, author: str) -> bool:
+    return any(isinstance(v, str) and v.strip().lower() == author for v in op.attributes.values())

@@ -39,9 +39,14 @@ from service.attribution.models import (
     JudgeInfo,
     Searched,
 )
+from service.attribution.scope import Scope, recorded_at, recorded_by, scope_of
+from service.attribution.search import fuse, message_index
 from service.attribution.walk import NO_UNIT, CaseFacts, Walk
 
-SEED_COUNT = 8
+INCONCLUSIVE_CONFIDENCE = 0.3
+SEED_ROUNDS = (8, 24, 64)
+"""Evidence candidates judged per round: the 8 best matches, then (only if none carries) the next
+24. Paraphrases and answers inferred from a date rank low lexically; a second round finds most."""
 
 
 class GraphSource(Protocol):
@@ -49,8 +54,9 @@ class GraphSource(Protocol):
 
     async def descendants(self, unit_ids: list[str]) -> list[dict[str, Any]]: ...
 
-    async def search_messages(self, query: str, k: int) -> list[tuple[str, str]]:
-        """(id, content) of the ``k`` source messages that best match ``query``, best first."""
+    async def scope_messages(self, scope: Scope) -> list[dict[str, Any]]:
+        """The source messages in ``scope`` (see :mod:`.scope`) recorded no later than
+        ``scope.until``, as projected rows (``ts`` is when each was recorded)."""
         ...
 
 
@@ -59,6 +65,12 @@ def _result(
 ) -> AttributionResult:
     cost = Cost(**judge.cost.model_dump())
     cost.seconds = round(time.perf_counter() - started, 4)
+    if fields.get("status") == "inconclusive":  # a judge could not decide: never sure of it
+        confidence = fields.get("confidence")
+        fields["confidence"] = min(
+            float(confidence) if isinstance(confidence, int | float) else 0.0,
+            INCONCLUSIVE_CONFIDENCE,
+        )
     return AttributionResult(
         case_id=case.id,
         judge=JudgeInfo(kind="llm" if judge.kind == "llm" else "heuristic", model=judge.model),
@@ -90,10 +102,13 @@ async def attribute(
             reason="no operation produced the answer unit: nothing to attribute",
         )
     response_op = answer_ops[0]
+    scope = scope_of(graph, case.answer_unit, response_op)
     evidence = list(case.evidence_units)
     if evidence:  # known up front: load what derives from it, so the judge can read it
         graph.add_rows(await source.descendants(evidence))
-    walk = Walk(case, graph, judge, _question(case, graph, evidence))
+        # Causality: a unit recorded after the answer cannot be what the answer needed.
+        evidence = [e for e in evidence if recorded_by(graph, e, scope.until)]
+    walk = Walk(case, graph, judge, _question(case, graph, evidence), scope=scope)
 
     # 1. Evidence: given by the case, or searched among the source messages. Known before any
     # unit is judged, so that every verdict (cached for the case) is made with it.
@@ -117,11 +132,15 @@ async def attribute(
     ]
     carried = [u for u, yes in (await walk.carries(read)).items() if yes]
     if carried:
+        # A context that carries the information without descending from the evidence matched
+        # it in words only, more often than not: it is less sure (measured on the tuning half).
+        sources = {u for op in graph.ancestors_of(carried[0]) for u in graph.inputs.get(op, [])}
+        linked = bool(sources & set(evidence))
         return finish(
             status="attributed",
             error_type="ResponseError",
             operation=_blame(graph, response_op),
-            confidence=walk.confidence_of(carried[0]),
+            confidence=round(walk.confidence_of(carried[0]) * (1.0 if linked else 0.7), 3),
             reason=f"the context {carried[0]} carries the information, yet the answer is wrong",
             evidence_path=[carried[0], response_op],
         )
@@ -171,28 +190,38 @@ async def attribute(
 def _question(case: CaseFacts, graph: CaseGraph, evidence: list[str]) -> Question:
     """What the judge is told: the case, the wrong answer and the evidence's text."""
     answer = graph.units[case.answer_unit].content if case.answer_unit in graph.units else ""
-    texts = tuple(n.content for n in graph.known_units(evidence))
-    return Question(case.id, case.question, case.expected_answer, answer, texts)
+    known = graph.known_units(evidence)
+    texts = tuple(n.text() for n in known)
+    times = tuple(recorded_at(graph, n.id) for n in known)
+    return Question(case.id, case.question, case.expected_answer, answer, texts, times)
 
 
 async def _search_evidence(walk: Walk, source: GraphSource) -> tuple[list[str], bool]:
-    """Messages judged to carry the information; else the best lexical match as a stand-in
-    (True), since the judge may not see an answer that is inferred or resolved from a date."""
-    found = await source.search_messages(
-        f"{walk.case.question} {walk.case.expected_answer}", SEED_COUNT
-    )
-    if not found:
+    """Messages in the case's scope judged to carry the information; else the best lexical
+    match as a stand-in (True), since the judge may not see an answer that is inferred."""
+    rows = await source.scope_messages(walk.scope)
+    walk.graph.add_rows(rows)
+    candidates = sorted({row["id"] for row in rows} | set(walk.scope.lineage))
+    texts = [(mid, walk.graph.units[mid].text()) for mid in candidates if mid in walk.graph.units]
+    query, wanted = f"{walk.case.question} {walk.case.expected_answer}", sum(SEED_ROUNDS)
+    ranked = message_index(texts).rank(query, wanted)
+    embedder = getattr(source, "embedder", None)
+    if embedder is not None and texts:  # dense ranking finds paraphrases BM25 misses
+        ranked = fuse([ranked, await embedder.rank(texts, query, wanted)], wanted)
+    if not ranked:
         return [], False
-    ranked = [mid for mid, _ in found]
-    walk.graph.add_rows(
-        [
-            {"id": mid, "kind": "message", "content": text, "is_operation": False, "edges": []}
-            for mid, text in found
-        ]
-    )
-    verdicts = await walk.carries(ranked)
-    carriers = [mid for mid in ranked if verdicts.get(mid)]
-    return (carriers, False) if carriers else (ranked[:1], True)
+    start = 0
+    for size in SEED_ROUNDS:  # a wider round only when the judge saw it in none of the best
+        batch = ranked[start : start + size]
+        start += size
+        verdicts = await walk.carries(batch)
+        carriers = [mid for mid in batch if verdicts.get(mid)]
+        if carriers:
+            # The surest carriers only: a message that merely shares the answer's word is not
+            # the evidence when another states it more fully.
+            top = max(walk.confidence_of(mid) for mid in carriers)
+            return [mid for mid in carriers if walk.confidence_of(mid) >= top], False
+    return ranked[:1], True
 
 
 def _question_time(graph: CaseGraph, response_op: str) -> float:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from neo4j.time import DateTime
@@ -18,6 +18,9 @@ from neo4j.time import DateTime
 # Operation kinds that build the memory; everything else reads it (retrieval) or uses it.
 READ_KINDS = frozenset({"retrieval", "response", "evaluation"})
 ENTRY_KEYS = ("memory_id", "entry_id")
+# Attributes whose text is part of what a unit says (LoCoMo's image turns keep the picture's
+# caption there; OTLP spans and importers keep descriptions there).
+TEXT_ATTRIBUTES = ("image_caption", "blip_caption", "caption", "alt_text", "description")
 
 
 @dataclass(frozen=True)
@@ -29,10 +32,26 @@ class Node:
     content: str
     ts: datetime | None
     entry: str | None  # memory entry this unit is a version of (attributes.memory_id/entry_id)
+    system: str = ""
+    session_id: str = ""
+    attributes: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def text(self) -> str:
+        """What the unit says: its content plus text the trace put in attributes (an image's
+        caption, say), which a reader of the unit would see too."""
+        extra = [
+            str(self.attributes[k])
+            for k in TEXT_ATTRIBUTES
+            if isinstance(self.attributes.get(k), str) and self.attributes[k].strip()
+        ]
+        return "\n".join([self.content, *extra]) if extra else self.content
 
 
 def _node(row: dict[str, Any]) -> Node:
-    attributes = json.loads(row["attributes"]) if row.get("attributes") else {}
+    raw = row.get("attributes")
+    attributes = (json.loads(raw) if isinstance(raw, str) else raw) if raw else {}
+    if not isinstance(attributes, dict):
+        attributes = {}
     entry = next((str(attributes[k]) for k in ENTRY_KEYS if attributes.get(k) is not None), None)
     ts = row.get("ts")
     return Node(
@@ -41,9 +60,19 @@ def _node(row: dict[str, Any]) -> Node:
         kind=row.get("kind") or "other",
         name=row.get("name") or "",
         content=row.get("content") or "",
-        ts=ts.to_native() if isinstance(ts, DateTime) else ts,
+        ts=_aware(ts.to_native() if isinstance(ts, DateTime) else ts),
         entry=entry,
+        system=row.get("system") or "",
+        session_id=row.get("session_id") or "",
+        attributes=attributes if isinstance(attributes, dict) else {},
     )
+
+
+def _aware(ts: datetime | None) -> datetime | None:
+    """Timestamps compare only when all carry a zone: a naive one is taken as UTC."""
+    if ts is None or ts.tzinfo is not None:
+        return ts
+    return ts.replace(tzinfo=UTC)
 
 
 @dataclass

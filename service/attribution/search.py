@@ -1,7 +1,8 @@
 """Finding evidence when a case names none: the project's source messages that best match the
 question plus the expected answer (the MemTrace paper's seed query).
 
-Lexical ranking is BM25 (``bm25s``). When an OpenAI-compatible embeddings endpoint is configured,
+Lexical ranking is BM25 (``bm25s``, words stemmed by PyStemmer's English Snowball stemmer, so
+"adopted" meets "adoption"). When an OpenAI-compatible embeddings endpoint is configured,
 a dense ranking by cosine similarity is fused with it by reciprocal rank (k = 60), which finds
 paraphrases BM25 misses. Message embeddings are cached in the process by text, so a project's
 messages are embedded once, not once per case.
@@ -14,6 +15,7 @@ from collections import OrderedDict
 
 import bm25s
 import numpy as np
+import Stemmer  # type: ignore[import-not-found]
 from openai import AsyncOpenAI
 
 from service.attribution.judges.heuristic import STOPWORDS
@@ -21,19 +23,67 @@ from service.attribution.judges.heuristic import STOPWORDS
 RRF_K = 60
 
 
+_STEMMER = Stemmer.Stemmer("english")
+_STOPWORDS = sorted(STOPWORDS)
+_INDEXES: OrderedDict[str, MessageIndex] = OrderedDict()
+INDEX_CACHE_SIZE = 256
+
+
+def _tokens(texts: list[str]) -> list[list[str]]:
+    tokenized = bm25s.tokenize(
+        texts,
+        stopwords=_STOPWORDS,
+        stemmer=_STEMMER.stemWords,
+        return_ids=False,
+        show_progress=False,
+    )
+    return [list(tokens) for tokens in tokenized]
+
+
+class MessageIndex:
+    """BM25 over one fixed list of messages (stemmed, stop words out). Built once per list and
+    reused by every case whose candidates are the same list (a conversation's questions)."""
+
+    def __init__(self, messages: list[tuple[str, str]]) -> None:
+        self.ids = [mid for mid, _ in messages]
+        self._retriever = bm25s.BM25()
+        corpus = _tokens([text for _, text in messages])
+        self._empty = not any(corpus)
+        if not self._empty:
+            self._retriever.index(corpus, show_progress=False)
+
+    def rank(self, query: str, k: int) -> list[str]:
+        """Ids of the ``k`` best matches (score > 0), best first; ties by id, so the order never
+        depends on the order the messages were read in."""
+        if self._empty or not self.ids:
+            return []
+        words = _tokens([query])[0]
+        known = [w for w in words if w in self._retriever.vocab_dict]
+        if not known:
+            return []
+        scores = self._retriever.get_scores(known)
+        ranked = sorted((-float(s), mid) for mid, s in zip(self.ids, scores, strict=True) if s > 0)
+        return [mid for _, mid in ranked[:k]]
+
+
+def message_index(messages: list[tuple[str, str]]) -> MessageIndex:
+    """The index of exactly these messages, from the process's cache when it was built before."""
+    digest = hashlib.blake2b(digest_size=16)
+    for mid, text in sorted(messages):
+        digest.update(mid.encode() + b"\0" + text.encode() + b"\1")
+    key = digest.hexdigest()
+    index = _INDEXES.get(key)
+    if index is None:
+        index = _INDEXES[key] = MessageIndex(sorted(messages))
+        while len(_INDEXES) > INDEX_CACHE_SIZE:
+            _INDEXES.popitem(last=False)
+    _INDEXES.move_to_end(key)
+    return index
+
+
 def rank_messages(messages: list[tuple[str, str]], query: str, k: int) -> list[str]:
     """Ids of the ``k`` messages that best match ``query`` by BM25, best first (matches only)."""
-    if not messages:
-        return []
-    stopwords = sorted(STOPWORDS)
-    corpus = bm25s.tokenize(
-        [text for _, text in messages], stopwords=stopwords, show_progress=False
-    )
-    retriever = bm25s.BM25()
-    retriever.index(corpus, show_progress=False)
-    tokens = bm25s.tokenize([query], stopwords=stopwords, show_progress=False)
-    docs, scores = retriever.retrieve(tokens, k=min(k, len(messages)), show_progress=False)
-    return [messages[int(i)][0] for i, s in zip(docs[0], scores[0], strict=True) if s > 0]
+    return message_index(messages).rank(query, k) if messages else []
 
 
 def fuse(rankings: list[list[str]], k: int) -> list[str]:
@@ -82,8 +132,8 @@ class EndpointEmbedder:
         """Ids of the ``k`` messages closest to ``query``, best first."""
         vectors = await self.embed([text for _, text in messages] + [query])
         similarity = vectors[:-1] @ vectors[-1]
-        order = np.argsort(-similarity)[:k]
-        return [messages[int(i)][0] for i in order]
+        order = sorted(range(len(messages)), key=lambda i: (-float(similarity[i]), messages[i][0]))
+        return [messages[i][0] for i in order[:k]]
 
 
 async def search_messages(

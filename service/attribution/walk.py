@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from service.attribution.graph import CaseGraph, Node
 from service.attribution.judges.base import CachedJudge, Question, UnitText
+from service.attribution.scope import Scope, recorded_at
 
 NO_UNIT = Node("", False, "other", "", "", None, None)
 
@@ -28,10 +29,14 @@ class Walk:
     graph: CaseGraph
     judge: CachedJudge
     question: Question
+    scope: Scope = field(default_factory=lambda: Scope(until=None))
     uncertain: bool = False
 
     async def carries(self, unit_ids: list[str]) -> dict[str, bool]:
-        units = [UnitText(n.id, n.kind, n.content) for n in self.graph.known_units(unit_ids)]
+        units = [
+            UnitText(n.id, n.kind, n.text(), recorded_at(self.graph, n.id))
+            for n in self.graph.known_units(unit_ids)
+        ]
         verdicts = await self.judge.judge(self.question, units) if units else {}
         out = {}
         for uid, v in verdicts.items():

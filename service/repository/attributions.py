@@ -58,17 +58,6 @@ async def descendants(
 
 
 @store_errors
-async def source_messages(session: AsyncSession, project: str, limit: int) -> list[tuple[str, str]]:
-    """(id, content) of the project's message units."""
-
-    async def work(tx: AsyncManagedTransaction) -> list[tuple[str, str]]:
-        result = await tx.run(query("attribution/source_messages"), project=project, limit=limit)
-        return [(r["id"], r["content"] or "") async for r in result]
-
-    return await session.execute_read(work)
-
-
-@store_errors
 async def save(session: AsyncSession, project: str, result: AttributionResult) -> None:
     """Store ``result`` as the case's attribution, replacing an earlier one."""
     props = {

@@ -14,10 +14,11 @@ from service.attribution.graph import CaseGraph
 from service.attribution.judges.base import CachedJudge, Judge
 from service.attribution.judges.heuristic import HeuristicJudge
 from service.attribution.models import AttributeRequest, AttributionResult
-from service.attribution.search import EndpointEmbedder, search_messages
+from service.attribution.scope import Scope
+from service.attribution.search import EndpointEmbedder
 from service.attribution.walk import CaseFacts
 from service.errors import CaseNotFound, InvalidInput
-from service.repository import attributions
+from service.repository import attribution_scope, attributions
 from service.settings import Settings
 
 
@@ -38,11 +39,8 @@ class _RepositorySource:
 
     embedder: EndpointEmbedder | None = None
 
-    async def search_messages(self, query: str, k: int) -> list[tuple[str, str]]:
-        messages = await attributions.source_messages(self.session, self.project, self.limit)
-        ranked = await search_messages(messages, query, k, self.embedder)
-        text = dict(messages)
-        return [(mid, text[mid]) for mid in ranked]
+    async def scope_messages(self, scope: Scope) -> list[dict[str, Any]]:
+        return await attribution_scope.scope_messages(self.session, self.project, scope, self.limit)
 
 
 @functools.cache

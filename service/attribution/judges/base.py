@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Protocol
 
 from service.attribution.models import Cost
@@ -17,13 +18,18 @@ class Question:
     expected_answer: str
     wrong_answer: str
     evidence_texts: tuple[str, ...] = ()
+    evidence_times: tuple[datetime | None, ...] = ()  # when each evidence text was recorded
 
 
 @dataclass(frozen=True)
 class UnitText:
+    """A unit as a judge reads it: ``content`` includes text the trace kept in attributes;
+    ``ts`` is when it was recorded (what "yesterday" in it is relative to), when known."""
+
     id: str
     kind: str
     content: str
+    ts: datetime | None = None
 
 
 @dataclass(frozen=True)

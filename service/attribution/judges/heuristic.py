@@ -8,10 +8,17 @@ confidence, so an LLM judge placed after this one is asked only about those.
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass, field
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from itertools import zip_longest
+
+import Stemmer  # type: ignore[import-not-found]
 
 from service.attribution.judges.base import Question, UnitText, Verdict
+from service.attribution.judges.dates import MONTHS, NUMBER_WORDS, WEEKDAYS, resolved_words
 from service.attribution.models import Cost
 from service.attribution.structured import as_text
 
@@ -28,19 +35,20 @@ STOPWORDS = frozenset(
     thing things""".split()  # noqa: SIM905
 )
 _WH = frozenset({"what", "which", "who", "whom", "when", "where", "why", "how", "whose", "kind"})
+_STEMMER = Stemmer.Stemmer("english")
 
 
+@functools.lru_cache(maxsize=65_536)
 def _stem(token: str) -> str:
-    """A light stem so that "adopted"/"adopts"/"adoption", "dogs"/"dog", "named"/"name" meet."""
-    for suffix in ("ing", "ion", "ed", "es", "ly", "s"):
-        if len(token) > len(suffix) + 2 and token.endswith(suffix):
-            token = token[: -len(suffix)]
-            break
-    return token[:-1] if len(token) > 3 and token.endswith("e") else token
+    """Snowball (PyStemmer): "adopted"/"adoption", "dogs"/"dog", "painting"/"painted" meet.
+    Number words become digits ("two" -> "2") so "two dogs" meets "2 dogs"."""
+    if token in NUMBER_WORDS and token not in ("a", "an"):
+        return NUMBER_WORDS[token]
+    return str(_STEMMER.stemWord(token))
 
 
 def content_tokens(text: str) -> set[str]:
-    """Lower-cased words and numbers without stop words, lightly stemmed."""
+    """Lower-cased words and numbers without stop words, stemmed."""
     return {_stem(t) for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS}
 
 
@@ -49,30 +57,7 @@ def _segments(text: str) -> list[str]:
     return parts or [text]
 
 
-_MONTHS = frozenset(
-    _stem(m)
-    for m in [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-    ]
-)
+_MONTHS = frozenset(_stem(m) for m in [*MONTHS, *WEEKDAYS])
 
 
 def _specific(tokens: set[str]) -> set[str]:
@@ -84,68 +69,181 @@ _NAME = re.compile(r"\b[A-Z][a-zA-Z]+")
 
 
 def _names(text: str) -> set[str]:
-    """Capitalised words of the question (people, places), as content tokens."""
+    """Capitalised words (people, places, titles), as content tokens."""
     return content_tokens(" ".join(_NAME.findall(text))) - _WH
 
 
-def _recall(needed: set[str], have: set[str]) -> float:
+def _recall(
+    needed: AbstractSet[str], have: AbstractSet[str], heavy: AbstractSet[str] = frozenset()
+) -> float:
     if not needed:
         return 0.0
-    # Numbers (ages, years, counts, days) decide many answers: they weigh double.
-    weight = {t: 2.0 if t.isdigit() else 1.0 for t in needed}
+    # Numbers, dates and names decide many answers: they weigh double.
+    weight = {t: 2.0 if (t.isdigit() or t in heavy) else 1.0 for t in needed}
     return sum(w for t, w in weight.items() if t in have) / sum(weight.values())
 
 
-@dataclass
+@dataclass(frozen=True)
+class _Need:
+    """What a carrier must state, computed once per question."""
+
+    answer: frozenset[str]  # the answer's own words (those the question does not already have)
+    specific: frozenset[str]  # its numbers, dates and names: each one missing counts hard
+    asked: frozenset[str]  # the question's words: what a segment must be about
+    names: frozenset[str]  # the people and places the question names
+    wrong: frozenset[str]  # words only the wrong answer has
+    # per evidence text: the words of its answering segment, and the dates it said relatively
+    key: tuple[tuple[frozenset[str], frozenset[str]], ...]
+
+
+def _words(segment: str, when: datetime | None) -> set[str]:
+    """A segment's words, with the dates it states relative to ``when`` resolved."""
+    return set(_segment_words(segment, when.date() if when else None))
+
+
+@functools.lru_cache(maxsize=65_536)
+def _segment_words(segment: str, day: date | None) -> frozenset[str]:
+    # cached: a buffer rewritten every session repeats most of its lines in every version
+    when = datetime(day.year, day.month, day.day, tzinfo=UTC) if day else None
+    return frozenset(content_tokens(segment) | _resolved(segment, when))
+
+
+def _resolved(segment: str, when: datetime | None) -> set[str]:
+    return {_stem(w) for w in resolved_words(segment, when)}
+
+
+def _key_segment(
+    text: str, answer: set[str], when: datetime | None
+) -> tuple[frozenset[str], frozenset[str]]:
+    """The words of the evidence segment that best states the answer (the whole evidence when
+    no segment states any of it: the answer is inferred), and the date words it only states
+    relative to when it was said ("yesterday")."""
+    parts = _segments(text)
+    segments = [_words(seg, when) for seg in parts]
+    if not segments:
+        return frozenset(), frozenset()
+    scores = [_recall(answer, seg) for seg in segments]
+    best = max(range(len(segments)), key=lambda i: (scores[i], -i))
+    if scores[best] == 0.0:
+        return frozenset(set().union(*segments)), frozenset()
+    relative = _resolved(parts[best], when) - content_tokens(parts[best])
+    return frozenset(segments[best]), frozenset(relative)
+
+
 class HeuristicJudge:
-    """Lexical judge. ``threshold`` is the carry score; ``margin`` the band of low confidence."""
+    """Lexical judge. ``threshold`` is the carry score; ``margin`` the band of low confidence.
 
-    threshold: float = 0.5
-    margin: float = 0.2
-    kind: str = "heuristic"
+    A unit carries the information when one of its segments (a line or sentence, read with its
+    neighbours) states the expected answer's own words, numbers and dates (after stemming,
+    number words and dates resolved against the unit's time) and is about the question. Sharing
+    the question's topic is not enough: the answer must be there. Only when the evidence itself
+    does not spell the answer out (it is inferred, or a date said relatively) does a close
+    restatement of the evidence count instead.
+    """
+
+    kind = "heuristic"
     model: str | None = None
-    cost: Cost = field(default_factory=Cost)
 
-    def score(self, question: Question, content: str) -> float:
-        """0..1: how well the best segment of ``content`` carries the answer to ``question``."""
-        answer = content_tokens(question.expected_answer)
-        asked = content_tokens(question.question) - _WH
-        specific = _specific(answer - asked)
-        names = _names(question.question)
-        # Words of the wrong answer that neither the question nor the right answer has: a
-        # segment stating them (and not the right answer) is where the wrong answer came from.
-        wrong = content_tokens(question.wrong_answer) - asked - answer
-        evidence = [content_tokens(as_text(t)) for t in question.evidence_texts]
-        content = as_text(content)  # JSON snapshots and lists of memories read as their text
+    def __init__(self, threshold: float = 0.5, margin: float = 0.2) -> None:
+        self.threshold = threshold
+        self.margin = margin
+        self.cost = Cost()
+        self._needs: dict[Question, _Need] = {}
+
+    def _need(self, question: Question) -> _Need:
+        need = self._needs.get(question)
+        if need is None:
+            asked = content_tokens(question.question) - _WH
+            answer = content_tokens(question.expected_answer)
+            own = answer - asked or answer
+            names = _names(question.expected_answer) & own
+            need = _Need(
+                answer=frozenset(own),
+                specific=frozenset(_specific(own) | names),
+                asked=frozenset(asked),
+                names=frozenset(_names(question.question)),
+                wrong=frozenset(content_tokens(question.wrong_answer) - asked - answer),
+                key=tuple(
+                    _key_segment(as_text(t), own, when)
+                    for t, when in zip_longest(question.evidence_texts, question.evidence_times)
+                    if t is not None
+                ),
+            )
+            self._needs = {question: need}  # one question per case: keep only the last
+        return need
+
+    def score(
+        self, question: Question, content: str, when: datetime | None = None, kind: str = ""
+    ) -> float:
+        """0..1: how well the best segment of ``content`` carries the answer to ``question``.
+
+        A memory restating the evidence's event carries a date the evidence resolved
+        from its own time (a memory is dated by when it was written; a source message must say
+        the date itself or relative to when it was said).
+        """
+        need = self._need(question)
+        # JSON snapshots and lists of memories (imported execution graphs) read as their text
+        words = [_words(seg, when) for seg in _segments(as_text(content))]
+        dated = kind == "memory"
         best = 0.0
-        evidence_tokens = set().union(*evidence) if evidence else set()
-        for segment in _segments(content):
-            have = content_tokens(segment)
+        for i, have in enumerate(words):
             if not have:
                 continue
-            about = _recall(asked, have)
-            # The answer's own words (those the question does not already contain).
-            carried = _recall(answer - asked, have) if answer - asked else _recall(answer, have)
-            # A segment missing a number or date the answer names states something else; one
-            # about other people than those the question names is about something else.
-            named = len(names & have) / len(names) if names else 1.0
-            stated = 0.5 ** len(specific - have) * (0.25 + 0.75 * named)
-            if wrong and wrong <= have and carried < 1.0:
+            around = (
+                have
+                | (words[i - 1] if i else set())
+                | (words[i + 1] if i + 1 < len(words) else set())
+            )
+            # the topic without the names (those count in ``named``): a memory often leaves out
+            # the user's own name ("Works as a nurse" for Alice)
+            about = max(
+                _recall(need.asked, around, need.names),
+                _recall(need.asked - need.names, around) if need.asked - need.names else 1.0,
+            )
+            named = len(need.names & around) / len(need.names) if need.names else 1.0
+            carried = _recall(need.answer, have, need.specific)
+            missing = len(need.specific - have)
+            stated = 0.5**missing * (0.6 + 0.4 * named)
+            if need.wrong and need.wrong <= have and carried < 1.0:
                 stated *= 0.25
-            best = max(best, stated * carried * min(1.0, 0.4 + about))
-            if evidence:
-                # A close restatement of the evidence carries it, even paraphrased and even when
-                # the answer is not spelled out (dates resolved from a session's timestamp, say).
-                # Only what the evidence itself said can be missing from a restatement.
-                restated = max(len(ev & have) / max(1, min(len(ev), len(have))) for ev in evidence)
-                kept = 0.5 ** len(specific & evidence_tokens - have) * (0.5 + 0.5 * named)
-                if wrong and wrong <= have and carried < 1.0:
-                    kept *= 0.25
-                best = max(best, kept * restated * min(1.0, 0.4 + about + 0.6 * carried))
+            best = max(best, stated * carried * min(1.0, 0.5 + about))
+            for key, relative in need.key:
+                # A restatement of the evidence's answering segment carries what it says, even
+                # paraphrased or with the answer left implicit (a date said relatively). Its
+                # answer words weigh triple, names and numbers double: "Alice has a sister"
+                # does not restate "my sister Emma lives in Denver".
+                weight = {
+                    t: 0.0
+                    if dated and t in relative
+                    else 3.0
+                    if t in need.answer
+                    else 2.0
+                    if t in need.specific or t.isdigit()
+                    else 1.0
+                    for t in key
+                }
+                total = sum(weight.values())
+                if not total:
+                    continue
+                restated = sum(w for t, w in weight.items() if t in around) / total
+                # ... but a copy that lost the answer itself (or its number, date or name)
+                # restates the topic, not the fact.
+                stated_answer = need.answer & key
+                specific = need.specific & key
+                if dated:  # written when it was said: its time carries what "yesterday" meant
+                    stated_answer -= relative
+                    specific -= relative
+                if stated_answer:
+                    kept = len(stated_answer & around) / len(stated_answer)
+                    restated *= 1.0 if kept >= 0.5 else kept
+                restated *= 0.5 ** len(specific - around)
+                best = max(best, restated * (0.6 + 0.4 * named) * min(1.0, 0.5 + about))
         return round(best, 4)
 
-    def verdict(self, question: Question, content: str) -> Verdict:
-        s = self.score(question, content)
+    def verdict(
+        self, question: Question, content: str, when: datetime | None = None, kind: str = ""
+    ) -> Verdict:
+        s = self.score(question, content, when, kind)
         distance = abs(s - self.threshold)
         confidence = min(1.0, 0.5 + distance / (2 * self.margin))
         return Verdict(
@@ -153,4 +251,4 @@ class HeuristicJudge:
         )
 
     async def judge(self, question: Question, units: list[UnitText]) -> dict[str, Verdict]:
-        return {u.id: self.verdict(question, u.content) for u in units}
+        return {u.id: self.verdict(question, u.content, u.ts, u.kind) for u in units}

@@ -1,0 +1,100 @@
+"""The scope of a case: which source units may be its evidence, and until when.
+
+An attribution must depend on the case's own lineage only, never on what else the project holds.
+A case's *scope* is read from the answer's lineage (every operation and unit the answer depends
+on), in this order:
+
+1. **Conversation or user attributes.** Any ``conversation_id`` or ``user_id`` attribute
+   (:data:`SCOPE_ATTRIBUTES`) on the lineage's operations or units names the conversation or user
+   the case belongs to. Source messages in scope: those consumed by an operation carrying one of
+   these values, or carrying one themselves.
+2. **Session ids.** Else the ``session_id`` of the lineage's operations: source messages consumed
+   by an operation of one of these sessions. Session ids are taken as unique within a project
+   (two conversations never share one; tracers use a run, thread or user id).
+3. **The lineage itself.** Else only the messages among the answer's ancestors.
+
+In every case the messages among the answer's ancestors are candidates too, and two limits hold:
+
+- **Systems.** When the lineage's operations name systems, only operations of those systems
+  bring messages into scope: a second pipeline tracing the same conversation into the project
+  is not this case's memory.
+- **Time.** A message recorded after the answer (its ``ts``, else the time of the first
+  operation that read it) is never a candidate; :attr:`Scope.until` is the answer operation's
+  time.
+
+So the same failed case gives the same candidates (and the same attribution) alone in a project
+or next to thousands of other conversations, and a later session repeating a sentence cannot
+take the evidence's place.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+from service.attribution.graph import CaseGraph
+
+SCOPE_ATTRIBUTES = ("conversation_id", "user_id")
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where a case's evidence may come from; see the module docstring."""
+
+    until: datetime | None
+    systems: tuple[str, ...] = ()
+    attributes: tuple[tuple[str, str], ...] = ()  # (key, canonical JSON of the value)
+    sessions: tuple[str, ...] = ()
+    lineage: tuple[str, ...] = ()  # message units among the answer's ancestors
+
+    @property
+    def named_by(self) -> str:
+        """How the trace named the scope: ``attributes``, ``sessions`` or ``lineage``."""
+        return "attributes" if self.attributes else "sessions" if self.sessions else "lineage"
+
+    def fragments(self) -> list[str]:
+        """The attributes as they appear in stored canonical JSON (``"key":value``)."""
+        return [f"{json.dumps(key)}:{value}" for key, value in self.attributes]
+
+
+def scope_of(graph: CaseGraph, answer_unit: str, response_op: str) -> Scope:
+    """The scope named by the answer's lineage (operations and units it depends on)."""
+    ops = graph.ancestors_of(answer_unit)
+    units = {u for op in ops for u in graph.inputs.get(op, []) + graph.outputs.get(op, [])}
+    nodes = [graph.operations[o] for o in sorted(ops)] + graph.known_units(sorted(units))
+    found = {
+        (key, json.dumps(node.attributes[key], sort_keys=True, separators=(",", ":")))
+        for node in nodes
+        for key in SCOPE_ATTRIBUTES
+        if node.attributes.get(key) not in (None, "")
+    }
+    systems = {graph.operations[o].system for o in ops if graph.operations[o].system}
+    sessions = {graph.operations[o].session_id for o in ops if graph.operations[o].session_id}
+    lineage = sorted(u for u in units if graph.units.get(u) and graph.units[u].kind == "message")
+    return Scope(
+        until=graph.op_time(response_op),
+        systems=tuple(sorted(systems)),
+        attributes=tuple(sorted(found)),
+        sessions=() if found else tuple(sorted(sessions)),
+        lineage=tuple(u for u in lineage if recorded_by(graph, u, graph.op_time(response_op))),
+    )
+
+
+def recorded_at(graph: CaseGraph, unit_id: str) -> datetime | None:
+    """When a unit was recorded: its own ``ts``, else the first operation that read or made it."""
+    unit = graph.units.get(unit_id)
+    if unit is not None and unit.ts is not None:
+        return unit.ts
+    times = [
+        t
+        for op in [*graph.producers.get(unit_id, []), *graph.consumers.get(unit_id, [])]
+        if (t := graph.op_time(op)) is not None
+    ]
+    return min(times, default=None)
+
+
+def recorded_by(graph: CaseGraph, unit_id: str, until: datetime | None) -> bool:
+    """Whether the unit was recorded no later than ``until`` (unknown times count as in time)."""
+    when = recorded_at(graph, unit_id)
+    return until is None or when is None or when <= until
