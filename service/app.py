@@ -26,6 +26,7 @@ from service.routes import (
     audits,
     cases,
     cypher,
+    deletion,
     health,
     imports,
     otlp,
@@ -118,7 +119,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Added last, so it runs first: no body is read for a caller without a key.
     app.add_middleware(AuthenticationMiddleware, retry_after_s=settings.retry_after_s)
     install_error_handlers(app, settings)
-    routers = (traces, otlp, imports, cases, attribution, reports, audits, ui, cypher, health)
+    routers = (
+        traces,
+        otlp,
+        imports,
+        cases,
+        attribution,
+        reports,
+        audits,
+        ui,
+        cypher,
+        deletion,
+        health,
+    )
     for module in routers:
         # With API keys configured, everything but the health probes needs one (service.auth).
         guarded = module is not health

@@ -8,10 +8,10 @@ later, in one place (``service.auth.acting_project``).
 
 Cross-site writes: a browser sends the UI's cookie with any request to this host, including a
 form another page (even one on another local port: ports do not make another site) submits. A
-request authenticated by the cookie that changes something must therefore be JSON
-(``Content-Type: application/json``, which a page on another origin cannot send without a CORS
-preflight this service never grants) and, when the browser says where it comes from (``Origin``),
-come from this origin.
+POST authenticated by the cookie must therefore be JSON (``Content-Type: application/json``,
+which a page on another origin cannot send without a CORS preflight this service never grants;
+other unsafe methods need that preflight anyway), and any request that changes something must,
+when the browser says where it comes from (``Origin``), come from this origin.
 """
 
 from __future__ import annotations
@@ -89,7 +89,9 @@ def authenticate(connection: Request, keys: tuple[ApiKey, ...]) -> Principal:
 
 def _refuse_cross_site(connection: Request) -> None:
     media_type = connection.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if media_type != "application/json":
+    # Of the unsafe methods only POST can be sent cross-site without a preflight (a form);
+    # a PUT or DELETE from another origin needs a CORS grant this service never gives.
+    if connection.scope["method"] == "POST" and media_type != "application/json":
         raise Forbidden(
             "a write signed in by the browser cookie must send Content-Type: application/json",
             details=[{"loc": ["header", "content-type"], "msg": "must be application/json"}],

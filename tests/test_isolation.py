@@ -80,6 +80,7 @@ class Call:
     writes: bool = False
     names_project_in_body: bool = False
     project_free: bool = False  # reads nothing of any project (the audit catalogue)
+    refused_when_allowed: int | None = None  # the status an allowed request gets (a safe probe)
 
 
 def _traces_body() -> dict[str, Any]:
@@ -117,6 +118,22 @@ CALLS = [
         body=mem0_graph,
         query=lambda: {"id_prefix": f"iso-{uuid.uuid4().hex[:8]}"},
         writes=True,
+    ),
+    # Deletions, probed so that they delete nothing the other checks rely on; what they delete
+    # and keep is tests/test_deletion.py's.
+    Call(
+        "DELETE",
+        "/sessions/no-such-session",
+        route="/sessions/{session_id}",
+        writes=True,
+    ),
+    Call("DELETE", "/data", query=lambda: {"before": "2000-01-01T00:00:00Z"}, writes=True),
+    Call(
+        "DELETE",
+        "/project",
+        query=lambda: {"confirm": "not-this-project"},
+        writes=True,
+        refused_when_allowed=422,
     ),
 ]
 OPEN_PATHS = {"/healthz", "/readyz"}
@@ -216,6 +233,9 @@ def test_a_request_acts_on_the_authorised_project_only(
         if target not in ALLOWED[key]:
             assert response.status_code == 403, f"{where}: {response.status_code} {response.text}"
             assert after == before, f"{where} wrote although refused"
+            continue
+        if call.refused_when_allowed is not None:
+            assert response.status_code == call.refused_when_allowed, where
             continue
         assert response.status_code < 400, f"{where}: {response.status_code} {response.text}"
         if call.writes:

@@ -1,0 +1,66 @@
+"""Deleting data: a whole project, one session's operations, or everything recorded before a
+time. Every statement is in ``cypher/deletion/``; work is done in bounded transactions, so a
+large deletion neither holds one huge transaction nor loses what it already did when it stops
+(running it again finishes the job: deletion is idempotent)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from neo4j import AsyncManagedTransaction, AsyncSession
+
+from cypher import query
+from graph_schema.views import DeletionCounts
+from service.db import store_errors
+
+OPERATIONS_PER_TRANSACTION = 2_000
+NODES_PER_TRANSACTION = 10_000
+
+
+async def _operation_ids(
+    tx: AsyncManagedTransaction, project: str, session_id: str | None, before: datetime | None
+) -> list[str]:
+    result = await tx.run(
+        query("deletion/select_operations"), project=project, session_id=session_id, before=before
+    )
+    return [record["id"] async for record in result]
+
+
+async def _delete_operations(
+    tx: AsyncManagedTransaction, project: str, ids: list[str]
+) -> dict[str, int]:
+    result = await tx.run(query("deletion/delete_operations"), project=project, ids=ids)
+    record = await result.single()
+    assert record is not None  # the statement always returns one row
+    return dict(record)
+
+
+@store_errors
+async def delete_operations(
+    session: AsyncSession, project: str, session_id: str | None, before: datetime | None
+) -> DeletionCounts:
+    """Delete the selected operations and what only they explain (see the .cypher file)."""
+    ids = await session.execute_read(_operation_ids, project, session_id, before)
+    total = DeletionCounts()
+    for start in range(0, len(ids), OPERATIONS_PER_TRANSACTION):
+        chunk = ids[start : start + OPERATIONS_PER_TRANSACTION]
+        counts = await session.execute_write(_delete_operations, project, chunk)
+        total = total.plus(DeletionCounts(**counts))
+    return total
+
+
+async def _delete_project_batch(tx: AsyncManagedTransaction, project: str) -> int:
+    result = await tx.run(
+        query("deletion/delete_project_nodes"), project=project, batch=NODES_PER_TRANSACTION
+    )
+    record = await result.single()
+    return int(record["deleted"]) if record else 0
+
+
+@store_errors
+async def delete_project(session: AsyncSession, project: str) -> int:
+    """Delete every node of ``project``; the number deleted."""
+    deleted = 0
+    while batch := await session.execute_write(_delete_project_batch, project):
+        deleted += batch
+    return deleted

@@ -1,0 +1,49 @@
+"""Deleting data: ``DELETE /sessions/{id}``, ``DELETE /data?before=``, ``DELETE /project``."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+import service.id_paths  # noqa: F401  (registers the {name:id} path convertor)
+from graph_schema.views import DeletionCounts, ProjectDeleted
+from service.auth import ProjectDep
+from service.dependencies import SessionDep
+from service.routes.errors import responses
+from service.services import deletion
+
+router = APIRouter(tags=["deletion"])
+
+
+@router.delete(
+    "/sessions/{session_id:id}", response_model=DeletionCounts, responses=responses(422, 503)
+)
+async def delete_session(
+    session_id: str, session: SessionDep, project: ProjectDep
+) -> DeletionCounts:
+    """Delete one session's operations (``session_id``), the cases they answered, and the units
+    nothing else refers to afterwards: how to honour a user's deletion request. Idempotent."""
+    return await deletion.delete_session(session, project, session_id)
+
+
+@router.delete("/data", response_model=DeletionCounts, responses=responses(422, 503))
+async def delete_before(
+    session: SessionDep,
+    project: ProjectDep,
+    before: Annotated[datetime, Query(description="Delete what was recorded before this time.")],
+) -> DeletionCounts:
+    """Retention: delete the operations recorded before ``before`` (with a time zone), the cases
+    they answered, and the units nothing else refers to afterwards. Idempotent."""
+    return await deletion.delete_before(session, project, before)
+
+
+@router.delete("/project", response_model=ProjectDeleted, responses=responses(422, 503))
+async def delete_project(
+    session: SessionDep,
+    project: ProjectDep,
+    confirm: Annotated[str, Query(description="The project's name again, to confirm.")],
+) -> ProjectDeleted:
+    """Delete the whole project: every unit, operation, case and attribution in it."""
+    return await deletion.delete_project(session, project, confirm)

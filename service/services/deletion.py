@@ -1,0 +1,34 @@
+"""Deleting data on request (a user's session, a whole project) and by retention (everything
+recorded before a time), leaving no orphan nodes behind."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from neo4j import AsyncSession
+
+from graph_schema.views import DeletionCounts, ProjectDeleted
+from service.errors import InvalidInput
+from service.repository import deletion
+
+
+async def delete_session(session: AsyncSession, project: str, session_id: str) -> DeletionCounts:
+    return await deletion.delete_operations(session, project, session_id, None)
+
+
+async def delete_before(session: AsyncSession, project: str, before: datetime) -> DeletionCounts:
+    if before.tzinfo is None:
+        raise InvalidInput(
+            "before needs a time zone (e.g. 2026-01-01T00:00:00Z)",
+            details=[{"loc": ["query", "before"], "msg": "no time zone"}],
+        )
+    return await deletion.delete_operations(session, project, None, before.astimezone(UTC))
+
+
+async def delete_project(session: AsyncSession, project: str, confirm: str) -> ProjectDeleted:
+    if confirm != project:
+        raise InvalidInput(
+            f"to delete project {project!r} and everything in it, repeat its name in confirm",
+            details=[{"loc": ["query", "confirm"], "msg": "must equal the project's name"}],
+        )
+    return ProjectDeleted(project=project, nodes=await deletion.delete_project(session, project))

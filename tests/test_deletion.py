@@ -1,0 +1,129 @@
+"""Deleting a session (a user's deletion request), data older than a time (retention) and a
+whole project, on the real Neo4j: what goes, what stays, and no orphan node left behind."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from neo4j import Driver
+
+
+def two_sessions(project: str) -> dict[str, Any]:
+    """Session s1 and s2 each extract a memory; session s3 searches both and answers a case."""
+
+    def unit(uid: str, kind: str, content: str) -> dict[str, Any]:
+        return {"id": uid, "kind": kind, "content": content}
+
+    def op(oid: str, kind: str, session: str, ts: str, inputs: list, outputs: list) -> dict:
+        return {
+            "id": oid,
+            "name": oid.split("-")[0],
+            "kind": kind,
+            "session_id": session,
+            "ts": ts,
+            "inputs": inputs,
+            "outputs": outputs,
+        }
+
+    return {
+        "project": project,
+        "units": [unit("msg-1", "message", "I live in Lisbon"), unit("msg-2", "message", "I swim")],
+        "operations": [
+            op("extract-1", "extraction", "user/s1", "2026-01-01T10:00:00Z", ["msg-1"],
+               [unit("mem-1", "memory", "Lives in Lisbon")]),
+            op("extract-2", "extraction", "s2", "2026-02-01T10:00:00Z", ["msg-2"],
+               [unit("mem-2", "memory", "Swims")]),
+            op("search-3", "retrieval", "s3", "2026-03-01T10:00:00Z",
+               [unit("q-3", "query", "Where do I live?"), "mem-1", "mem-2"],
+               [unit("ctx-3", "context", "Swims")]),
+            op("answer-3", "response", "s3", "2026-03-01T10:00:01Z", ["q-3", "ctx-3"],
+               [unit("ans-3", "answer", "I don't know")]),
+        ],
+        "cases": [{"id": "case-3", "question": "Where do I live?", "expected_answer": "Lisbon",
+                   "answer_unit": "ans-3", "verdict": "failed", "evidence_units": ["msg-1"]}],
+    }  # fmt: skip
+
+
+def ids(driver: Driver, project: str) -> set[str]:
+    rows = driver.execute_query(
+        "MATCH (n {project: $p}) RETURN coalesce(n.id, n.case_id) AS id, labels(n)[0] AS label",
+        p=project,
+    ).records
+    return {f"{r['label']}:{r['id']}" for r in rows}
+
+
+def orphans(driver: Driver, project: str) -> int:
+    return driver.execute_query(
+        "MATCH (n {project: $p}) WHERE NOT EXISTS { (n)--() } RETURN count(n) AS n", p=project
+    ).records[0]["n"]
+
+
+def test_deleting_a_session_keeps_what_others_still_need(
+    client: httpx.Client, neo4j_driver: Driver, project: str
+) -> None:
+    other = project + "-other"
+    for p in (project, other):
+        assert client.post("/traces", json=two_sessions(p)).status_code == 200
+    params = {"project": project}
+    assert client.post("/attribute/case-3", params=params).status_code == 200
+    untouched = ids(neo4j_driver, other)
+
+    first = client.delete(f"/sessions/{quote('user/s1', safe='')}", params=params)
+    assert first.status_code == 200, first.text
+    assert first.json() == {"operations": 1, "units": 0, "cases": 0, "attributions": 0}
+    left = ids(neo4j_driver, project)
+    assert "Operation:extract-1" not in left
+    # mem-1 is still read by the search, msg-1 is still the case's evidence, and the case
+    # stays (its answer came from session s3) with its attribution (it blamed the search).
+    assert {"Unit:mem-1", "Unit:msg-1", "Case:case-3", "Attribution:case-3"} <= left
+    assert orphans(neo4j_driver, project) == 0
+
+    second = client.delete("/sessions/s3", params=params)
+    # the search, the answer, the case and its attribution; then query, context, answer, the
+    # memory only the search read and the message only the case named
+    assert second.json() == {"operations": 2, "units": 5, "cases": 1, "attributions": 1}
+    assert ids(neo4j_driver, project) == {
+        "Unit:msg-2",
+        "Operation:extract-2",
+        "Unit:mem-2",
+    }
+    assert orphans(neo4j_driver, project) == 0
+    again = client.delete("/sessions/s3", params=params).json()
+    assert again == {"operations": 0, "units": 0, "cases": 0, "attributions": 0}
+    assert ids(neo4j_driver, other) == untouched
+
+
+def test_retention_deletes_what_was_recorded_before_a_time(
+    client: httpx.Client, neo4j_driver: Driver, project: str
+) -> None:
+    assert client.post("/traces", json=two_sessions(project)).status_code == 200
+    params = {"project": project, "before": "2026-02-15T00:00:00Z"}
+    done = client.delete("/data", params=params)
+    assert done.status_code == 200, done.text
+    assert done.json()["operations"] == 2
+    left = ids(neo4j_driver, project)
+    assert "Operation:extract-1" not in left and "Operation:extract-2" not in left
+    assert {"Unit:mem-1", "Unit:mem-2", "Case:case-3"} <= left  # the search still reads them
+    assert orphans(neo4j_driver, project) == 0
+    naive = client.delete("/data", params={"project": project, "before": "2026-02-15T00:00:00"})
+    assert naive.status_code == 422
+    assert naive.json()["details"][0]["loc"] == ["query", "before"]
+
+
+def test_deleting_a_project_needs_its_name_and_removes_all_of_it(
+    client: httpx.Client, neo4j_driver: Driver, project: str
+) -> None:
+    other = project + "-kept"
+    for p in (project, other):
+        assert client.post("/traces", json=two_sessions(p)).status_code == 200
+    assert client.post("/attribute/case-3", params={"project": project}).status_code == 200
+    wrong = client.delete("/project", params={"project": project, "confirm": other})
+    assert wrong.status_code == 422 and "confirm" in wrong.json()["message"]
+    assert ids(neo4j_driver, project)
+    done = client.delete("/project", params={"project": project, "confirm": project})
+    assert done.status_code == 200, done.text
+    assert done.json() == {"project": project, "nodes": 13}  # 7 units, 4 ops, case, attribution
+    assert ids(neo4j_driver, project) == set()
+    assert len(ids(neo4j_driver, other)) == 12
