@@ -33,7 +33,7 @@ def main(url: str, project: str, spool: str, first: int, count: int, flush: bool
             print(f"recorded {i + 1 - first}", flush=True)
             time.sleep(0.05)  # a stream, not a burst: the service can be stopped in the middle
     if flush:
-        print(f"delivered {tracer.flush(timeout_s=180)}", flush=True)
+        print(f"delivered {bool(tracer.flush(timeout_s=180))}", flush=True)
     print(f"pending {tracer.delivery.pending_batches}", flush=True)
 
 

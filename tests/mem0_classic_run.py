@@ -38,7 +38,7 @@ def main(service_url: str, project: str, llm_base_url: str, workdir: str) -> Non
     found = memory.search(question, user_id="alex", limit=3)
     wrong = memory.answer(found, "I do not know where the user works.")
     case_id = memory.judge(question, "Initech", wrong)
-    delivered = memory.tracer.flush(60)
+    delivered = bool(memory.tracer.flush(60))
     print(
         json.dumps(
             {
