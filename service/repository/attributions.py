@@ -68,33 +68,49 @@ async def source_messages(session: AsyncSession, project: str, limit: int) -> li
     return await session.execute_read(work)
 
 
+def _stored_row(result: AttributionResult, job: str | None) -> dict[str, Any]:
+    return {
+        "case_id": result.case_id,
+        "operation_id": result.operation.id if result.operation else None,
+        "props": {
+            "status": result.status,
+            "error_type": result.error_type,
+            "confidence": result.confidence,
+            "reason": result.reason,
+            "judge": result.judge.kind,
+            "model": result.judge.model,
+            "created_at": result.created_at or datetime.now(UTC),
+            "result": result.model_dump_json(),
+            "job": job,
+        },
+    }
+
+
+async def store(
+    tx: AsyncManagedTransaction,
+    project: str,
+    results: list[AttributionResult],
+    job: str | None = None,
+) -> None:
+    """Store ``results`` in ``tx``, each replacing every earlier attribution of its case.
+
+    The cases are locked first (sorted, so overlapping batches lock in one order): concurrent
+    stores of one case then run one after the other and leave exactly one attribution.
+    """
+    case_ids = sorted({r.case_id for r in results})
+    await (
+        await tx.run(query("attributions/lock_cases"), project=project, case_ids=case_ids)
+    ).consume()
+    rows = [_stored_row(r, job) for r in results]
+    await (
+        await tx.run(query("attributions/replace_attributions"), project=project, rows=rows)
+    ).consume()
+
+
 @store_errors
 async def save(session: AsyncSession, project: str, result: AttributionResult) -> None:
-    """Store ``result`` as the case's attribution, replacing an earlier one."""
-    props = {
-        "status": result.status,
-        "error_type": result.error_type,
-        "confidence": result.confidence,
-        "reason": result.reason,
-        "judge": result.judge.kind,
-        "model": result.judge.model,
-        "created_at": result.created_at or datetime.now(UTC),
-        "result": result.model_dump_json(),
-    }
-    operation_id = result.operation.id if result.operation else None
-
-    async def work(tx: AsyncManagedTransaction) -> None:
-        await (
-            await tx.run(
-                query("attribution/save_attribution"),
-                project=project,
-                case_id=result.case_id,
-                operation_id=operation_id,
-                props=props,
-            )
-        ).consume()
-
-    await session.execute_write(work)
+    """Store ``result`` as the case's one attribution, replacing earlier ones."""
+    await session.execute_write(store, project, [result])
 
 
 @store_errors
@@ -103,7 +119,7 @@ async def get(session: AsyncSession, project: str, case_id: str) -> AttributionR
 
     async def work(tx: AsyncManagedTransaction) -> str | None:
         result = await tx.run(
-            query("attribution/get_attribution"), project=project, case_id=case_id
+            query("attributions/get_attribution"), project=project, case_id=case_id
         )
         record = await result.single()
         return record["result"] if record else None
@@ -120,7 +136,7 @@ async def list_results(
 
     async def work(tx: AsyncManagedTransaction) -> list[str]:
         result = await tx.run(
-            query("attribution/list_attributions"),
+            query("attributions/list_attributions"),
             {"project": project, "skip": skip, "limit": limit, **filters},
         )
         return [r["result"] async for r in result]
