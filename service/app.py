@@ -19,6 +19,7 @@ from service.db import apply_schema, create_driver
 from service.errors import MemTraceError, RetryableError, StoreUnavailable, Unauthorized
 from service.routes import (
     attribution,
+    attribution_jobs,
     audits,
     cases,
     cypher,
@@ -109,7 +110,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_batch_bytes)
     install_error_handlers(app, settings)
     routers = (traces, otlp, imports, cases, attribution, reports, audits, ui, cypher, health)
-    for module in routers:
+    for module in (*routers, attribution_jobs):
         # With API keys configured, everything but the health probes needs one (service.auth).
         guarded = module is not health
         app.include_router(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,26 +15,46 @@ from service.db import store_errors
 from service.repository.cases import ancestor_rows, read_case
 
 
-@store_errors
-async def case_graph(
-    session: AsyncSession, project: str, case_id: str, limit: int
-) -> tuple[CaseView | None, list[dict[str, Any]], list[dict[str, Any]]]:
-    """The case, the projected rows of its answer's ancestors and of what derives from its
-    evidence units (when it names any), in one read transaction."""
+@dataclass(frozen=True)
+class CaseInputs:
+    """What attributing one case reads: the case, the projected rows of its answer's ancestors,
+    and of what derives from its evidence units (when it names any)."""
 
-    async def work(
-        tx: AsyncManagedTransaction,
-    ) -> tuple[CaseView | None, list[dict[str, Any]], list[dict[str, Any]]]:
-        case = await read_case(tx, project, case_id)
-        if case is None or case.answer_unit is None:
-            return case, [], []
-        ancestors = await ancestor_rows(tx, project, case.answer_unit, limit)
-        derived = (
-            await _descendant_rows(tx, project, case.evidence_units, limit)
-            if case.evidence_units
-            else []
-        )
-        return case, ancestors, derived
+    case: CaseView | None
+    ancestors: list[dict[str, Any]] = field(default_factory=list)
+    derived: list[dict[str, Any]] = field(default_factory=list)
+
+
+async def _case_inputs(
+    tx: AsyncManagedTransaction, project: str, case_id: str, limit: int
+) -> CaseInputs:
+    case = await read_case(tx, project, case_id)
+    if case is None or case.answer_unit is None:
+        return CaseInputs(case)
+    ancestors = await ancestor_rows(tx, project, case.answer_unit, limit)
+    derived = (
+        await _descendant_rows(tx, project, case.evidence_units, limit)
+        if case.evidence_units
+        else []
+    )
+    return CaseInputs(case, ancestors, derived)
+
+
+@store_errors
+async def case_graph(session: AsyncSession, project: str, case_id: str, limit: int) -> CaseInputs:
+    """One case's inputs, in one read transaction."""
+    return await session.execute_read(_case_inputs, project, case_id, limit)
+
+
+@store_errors
+async def case_graphs(
+    session: AsyncSession, project: str, case_ids: list[str], limit: int
+) -> dict[str, CaseInputs]:
+    """Many cases' inputs in one read transaction (an attribution job's batch): one
+    transaction's overhead for the batch instead of one per case."""
+
+    async def work(tx: AsyncManagedTransaction) -> dict[str, CaseInputs]:
+        return {cid: await _case_inputs(tx, project, cid, limit) for cid in case_ids}
 
     return await session.execute_read(work)
 
