@@ -241,10 +241,10 @@ def test_a_project_without_failed_cases_completes_empty(client: httpx.Client, pr
 
 def test_cli_all_failed_runs_a_job_with_progress(service: ServiceHandle, project: str) -> None:
     batch = demo_copies(project, 3)
-    assert httpx.post(f"{service.url}/traces", json=batch).status_code == 200
+    assert httpx.post(f"{service.url}/traces", json=batch, timeout=60).status_code == 200
     done = memtrace("attribute", "--all-failed", "--project", project, "--url", service.url)
     assert done.returncode == 0, done.stderr
-    assert "15 of 15 cases done: 15 attributed, 0 skipped, 0 failed" in done.stdout
+    assert "15 of 15 cases done: 15 attributed, 0 skipped, 0 failed" in done.stderr
     assert f"{ODD_PREFIX}case-1" in done.stdout  # the table has every case, odd ids too
 
     as_json = memtrace(

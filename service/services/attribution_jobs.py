@@ -22,9 +22,7 @@ from service.services.job_runner import JobSpec, worker
 from service.settings import Settings
 
 
-def _attribute_request(
-    judge: str, refresh: bool, max_llm_calls: int | None
-) -> AttributeRequest:
+def _attribute_request(judge: str, refresh: bool, max_llm_calls: int | None) -> AttributeRequest:
     return AttributeRequest.model_validate(
         {"judge": judge, "refresh": refresh, "max_llm_calls": max_llm_calls}
     )
