@@ -200,13 +200,17 @@ async def resume(
 
 @store_errors
 async def next_cases(
-    session: AsyncSession, project: str, job_id: str, size: int
+    session: AsyncSession, project: str, job_id: str, after: str, size: int
 ) -> list[PendingCase]:
-    """The job's next ``size`` pending cases in id order."""
+    """The job's next ``size`` pending cases with ids after ``after``, in id order."""
 
     async def work(tx: AsyncManagedTransaction) -> list[PendingCase]:
         result = await tx.run(
-            query("attribution_jobs/next_cases"), project=project, job_id=job_id, size=size
+            query("attribution_jobs/next_cases"),
+            project=project,
+            job_id=job_id,
+            after=after,
+            size=size,
         )
         return [PendingCase(r["case_id"], r["attributed"]) async for r in result]
 

@@ -52,10 +52,16 @@ from service.settings import Settings
 
 log = logging.getLogger(__name__)
 
-BATCH = 64
-"""Cases per batch: one read and one write transaction each. Large enough that transaction
+CHUNK = 16
+"""Cases per chunk: one read and one write transaction each. Large enough that transaction
 overhead is small, small enough that a stop takes effect soon and an interruption loses little."""
+CHUNK_WORKERS = 4
+"""Chunks in work at once: enough that Neo4j's share of a chunk (reads, the write) overlaps the
+walks of others."""
 CASES_IN_FLIGHT = 8
+"""Cases walked at once over all chunks (their evidence reads and LLM calls overlap)."""
+PAGE = 1000
+"""Pending case ids read at a time."""
 STORE_RETRIES = 5
 """Neo4j unreachable this many times in a row (2 s apart): the runner ends, the job's heartbeat
 ages, and it shows as interrupted."""
@@ -124,59 +130,102 @@ def worker(settings: Settings) -> JobWorker:
 
 
 async def run_job(driver: AsyncDriver, settings: Settings, spec: JobSpec) -> None:
-    """Attribute the job's pending cases batch by batch until none is left, the job is stopped
-    or resumed by another runner, or Neo4j stays unreachable."""
+    """Attribute the job's pending cases until none is left, the job is stopped or resumed by
+    another runner, or Neo4j stays unreachable."""
     run = _Run(spec)
     run.owned.set()
     database = settings.neo4j_database
-    async with driver.session(database=database) as session:
-        beat = asyncio.create_task(_heartbeat(driver, database, run))
-        try:
-            await _work(driver, session, settings, run)
-        finally:
-            beat.cancel()
+    beat = asyncio.create_task(_heartbeat(driver, database, run))
+    try:
+        await _work(driver, settings, run)
+    finally:
+        beat.cancel()
 
 
 @dataclass
 class _Shared:
     """What every case of a job shares: the driver (a session per case in flight), the
-    embedder, and the project's messages read once."""
+    embedder, the project's messages read once, and the bound on cases in flight."""
 
     driver: AsyncDriver
     settings: Settings
     embedder: EndpointEmbedder | None
     messages: SharedMessages = field(default_factory=SharedMessages)
+    in_flight: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(CASES_IN_FLIGHT))
 
 
-async def _work(driver: AsyncDriver, session: AsyncSession, settings: Settings, run: _Run) -> None:
+async def _work(driver: AsyncDriver, settings: Settings, run: _Run) -> None:
     spec = run.spec
     shared = _Shared(driver, settings, new_embedder(settings))
     failures = 0
-    while run.owned.is_set():
-        try:
-            pending = await jobs.next_cases(session, spec.project, spec.job_id, BATCH)
-            if not pending:
-                await jobs.finish(session, spec.project, spec.job_id, spec.runner, "completed")
-                log.info("attribution job %s completed", spec.job_id)
+    async with driver.session(database=settings.neo4j_database) as session:
+        while run.owned.is_set():
+            try:
+                if not await jobs.next_cases(session, spec.project, spec.job_id, "", 1):
+                    await jobs.finish(session, spec.project, spec.job_id, spec.runner, "completed")
+                    log.info("attribution job %s completed", spec.job_id)
+                    return
+                await _pass(shared, run)
+                failures = 0
+            except StoreUnavailable:
+                failures += 1
+                if failures >= STORE_RETRIES:
+                    log.warning("attribution job %s: neo4j unreachable; leaving it", spec.job_id)
+                    return
+                await asyncio.sleep(2)
+            except Exception as e:
+                name = type(e).__name__
+                log.error("attribution job %s failed: %s", spec.job_id, name, exc_info=e)
+                error = f"unexpected {type(e).__name__}; see the service log"
+                await jobs.finish(session, spec.project, spec.job_id, spec.runner, "failed", error)
                 return
-            outcomes = await attribute_batch(session, shared, spec, pending)
-            if not await jobs.record_batch(
-                session, spec.project, spec.job_id, spec.runner, outcomes
-            ):
-                run.owned.clear()
-            failures = 0
-        except StoreUnavailable:
-            failures += 1
-            if failures >= STORE_RETRIES:
-                log.warning("attribution job %s: neo4j unreachable; leaving it", spec.job_id)
-                return
-            await asyncio.sleep(2)
-        except Exception as e:
-            log.error("attribution job %s failed: %s", spec.job_id, type(e).__name__, exc_info=e)
-            error = f"unexpected {type(e).__name__}; see the service log"
-            await jobs.finish(session, spec.project, spec.job_id, spec.runner, "failed", error)
-            return
     log.info("attribution job %s: runner %s ends (stopped or resumed)", spec.job_id, spec.runner)
+
+
+async def _pass(shared: _Shared, run: _Run) -> None:
+    """One pass over the pending cases, in id order: a reader pages through them and hands
+    chunks to ``CHUNK_WORKERS`` workers, each reading its chunk's inputs in one read
+    transaction, attributing them, and recording them in one write transaction. While one
+    worker waits for Neo4j, the others walk their cases."""
+    spec = run.spec
+    database = shared.settings.neo4j_database
+    chunks: asyncio.Queue[list[PendingCase] | None] = asyncio.Queue(CHUNK_WORKERS)
+
+    async def read_pending() -> None:
+        after = ""
+        try:
+            async with shared.driver.session(database=database) as session:
+                while run.owned.is_set():
+                    page = await jobs.next_cases(session, spec.project, spec.job_id, after, PAGE)
+                    for start in range(0, len(page), CHUNK):
+                        await chunks.put(page[start : start + CHUNK])
+                    if len(page) < PAGE:
+                        return
+                    after = page[-1].case_id
+        finally:
+            for _ in range(CHUNK_WORKERS):
+                await chunks.put(None)
+
+    async def work_chunks() -> None:
+        async with shared.driver.session(database=database) as session:
+            while (chunk := await chunks.get()) is not None:
+                if not run.owned.is_set():
+                    continue  # drain: the job was stopped or taken over
+                outcomes = await attribute_batch(session, shared, spec, chunk)
+                if not await jobs.record_batch(
+                    session, spec.project, spec.job_id, spec.runner, outcomes
+                ):
+                    run.owned.clear()
+
+    tasks = [asyncio.create_task(read_pending())]
+    tasks += [asyncio.create_task(work_chunks()) for _ in range(CHUNK_WORKERS)]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:  # one failed: the others would wait for it forever
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 async def _heartbeat(driver: AsyncDriver, database: str, run: _Run) -> None:
@@ -204,10 +253,9 @@ async def attribute_batch(
     settings = shared.settings
     limit = settings.attribution_graph_limit
     inputs = await attributions.case_graphs(session, spec.project, todo, limit)
-    gate = asyncio.Semaphore(CASES_IN_FLIGHT)
 
     async def one(case_id: str) -> CaseOutcome:
-        async with gate:
+        async with shared.in_flight:
             judge: Judge | None = None
             try:
                 check_case(spec.project, case_id, inputs[case_id].case)
