@@ -262,3 +262,18 @@ def test_cli_reports_a_refused_job(service: ServiceHandle, project: str, judge: 
     )
     assert done.returncode == 1
     assert "HTTP 422" in done.stderr
+
+
+def test_cli_resumes_a_stopped_job(service: ServiceHandle, project: str) -> None:
+    batch = demo_copies(project, 20, odd_first=False)
+    with httpx.Client(base_url=service.url, timeout=60) as c:
+        assert c.post("/traces", json=batch).status_code == 200
+        job = start(c, project).json()
+        stopped = c.post(f"/attribution-jobs/{job['id']}/stop", params={"project": project})
+        assert stopped.json()["status"] == "stopped"  # 100 cases take longer than one request
+    done = memtrace(
+        "attribute", "--resume", job["id"], "--project", project, "--url", service.url, "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"job {job['id']} completed: 100 of 100 cases done" in done.stderr
+    assert len(json.loads(done.stdout)) == 100
