@@ -5,15 +5,14 @@
 Every graph file under PATH is imported (``POST /import/execution-graph``, one project per run,
 ids prefixed by graph id), every labelled failed case is attributed, and the prediction is
 compared with the annotation: error-type accuracy (``final_error_type``) and operation accuracy
-(``final_op_id``, exact match). Without ``--url`` a throw-away local Neo4j and service are started.
-The dataset itself (Hugging Face zjunlp/MemTraceBench) cannot be fetched from our machines; point
-PATH at a local copy.
+(``final_op_id``, exact match), plus the cost per case (LLM calls, tokens, seconds). Without
+``--url`` a throw-away local Neo4j and service are started. The dataset itself (Hugging Face
+zjunlp/MemTraceBench) is not fetched: point PATH at a local copy (a folder of graph files).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import uuid
 from collections import Counter
@@ -67,6 +66,8 @@ def score(client: httpx.Client, project: str, case_ids: list[str], judge: str) -
                 "status": result["status"],
                 "llm_calls": result["cost"]["llm_calls"],
                 "input_tokens": result["cost"]["input_tokens"],
+                "output_tokens": result["cost"]["output_tokens"],
+                "seconds": result["cost"]["seconds"],
             }
         )
     n = len(rows) or 1
@@ -85,8 +86,31 @@ def score(client: httpx.Client, project: str, case_ids: list[str], judge: str) -
         },
         "mean_llm_calls": round(sum(r["llm_calls"] for r in rows) / n, 2),
         "mean_input_tokens": round(sum(r["input_tokens"] for r in rows) / n),
+        "mean_output_tokens": round(sum(r["output_tokens"] for r in rows) / n),
+        "mean_seconds": round(sum(r["seconds"] for r in rows) / n, 4),
         "rows": rows,
     }
+
+
+def table(figures: dict[str, Any]) -> str:
+    """The paper's two metrics and the cost per case, then one line per case."""
+    lines = [
+        f"cases: {figures['cases']}",
+        f"error-type accuracy: {figures['error_type_accuracy']:.3f}",
+        f"operation accuracy:  {figures['operation_accuracy']:.3f}",
+        f"cost per case: {figures['mean_llm_calls']} LLM calls, "
+        f"{figures['mean_input_tokens']} input / {figures['mean_output_tokens']} output tokens, "
+        f"{figures['mean_seconds']} s",
+        "",
+        f"{'case':<48} {'annotated':<16} {'predicted':<16} {'op':<4} status",
+    ]
+    for r in figures["rows"]:
+        same_op = "yes" if r["operation_id"] == r["label_op"] else "no"
+        lines.append(
+            f"{r['case_id'][-48:]:<48} {r['label_type']:<16} {r['error_type'] or '-':<16} "
+            f"{same_op:<4} {r['status']}"
+        )
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -105,8 +129,7 @@ def main(argv: list[str] | None = None) -> None:
         client = stack.enter_context(httpx.Client(base_url=url, timeout=300))
         cases = import_directory(client, args.path, project)
         figures = score(client, project, cases, args.judge)
-    summary = {k: v for k, v in figures.items() if k != "rows"}
-    print(json.dumps(summary, indent=2))
+    print(table(figures))
     print(
         "written to",
         save("memtracebench", {"path": str(args.path), "judge": args.judge, **figures}),

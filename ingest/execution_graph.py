@@ -1,105 +1,74 @@
 """Convert a MemTrace execution graph (smartcomment ``ExecNetwork`` export) into a trace batch.
 
 One JSON object per graph: ``{graph_id, created_at, metadata, data: {nodes, edges, operations,
-sessions, annotations}}`` (MemTraceBench's format). The conversion is pure: it returns a
-``TraceBatch``-shaped dict, the benchmark's ground-truth labels kept apart from it, and warnings.
+sessions, annotations}}``, as smartcomment's ``export_graph()`` writes it and MemTraceBench ships
+it. The conversion is pure and linear in the size of the file: it returns a ``TraceBatch``-shaped
+dict, the benchmark's ground-truth labels kept apart from it, and warnings saying what was
+skipped.
 
-Units. Each node (a variable version) becomes a unit with id ``full_node_id``
-(``"<class_name>:<name>@<version>"``), content = its value as text (JSON for non-strings),
-ts = ``created_at`` read as UTC. Every unit carries
-``attributes.memory_id = "<class_name>:<name>"``, shared by all versions of one variable.
-Kind, first rule that applies:
+smartcomment links variables to variables and tags each edge with its operation; MemTrace links
+operations to units. Per operation, with its edges in created_at order (ties in file order):
 
-- value ``"DELETED"`` (the deletion marker) -> ``tombstone``
-- class_name ``query`` -> ``query``; ``prediction`` -> ``answer``;
-  ``judge_score``, ``judge_response``, ``golden_answers`` -> ``other`` (evaluation bookkeeping)
-- category (lower case): see ``UNIT_KINDS``; anything else -> ``other``
+- sources that are no edge's target are its **inputs**; targets that are no edge's source its
+  **outputs**;
+- a variable both produced and consumed inside one operation (raw LLM response -> cleaned ->
+  parsed facts; instruction -> decision -> update action; the QA context; the judge response)
+  is one of its **internal steps**: kept in ``attributes.internal_steps`` with its text, not a
+  unit, unless another operation uses it;
+- a **deletion**: an edge from a memory entry to MemBase's ``delete_marker`` (``"DELETED"``,
+  identified by content, so one marker node serves every deletion) becomes a ``tombstone`` unit of
+  that entry (same ``memory_id``) produced by the operation;
+- a **retrieval** records "query -> each returned memory"; the returned memories were produced
+  elsewhere, so they become inputs of the search, and the search produces one ``context`` unit
+  ``<op_id>:retrieved`` listing them. A question-answering operation reads that unit in place of
+  the memories it names (matched by the query variable), so the search is on the answer's lineage;
+- a **prediction** shared by several question-answering operations (content-addressed, e.g. two
+  answers "I don't know") gets one answer unit per operation, ``<node>#<op_id>``.
 
-Operations. Each operation keeps ``op_id`` and ``op_name``; kind from its category
-(``OPERATION_KINDS``, unknown -> ``other``), except that an evaluation operation named like
-``question-answering`` is the step that produced the answer and becomes ``response``.
-Inputs and outputs come from that operation's edges, taken in order of (edge ``created_at``,
-``edge_id``): sources that are no edge's target are inputs; every target is an output, in order
-of first appearance. A node in the middle of a chain within one operation (both a source and a
-target) is therefore an output too, and is also listed in ``attributes.intermediate_units``.
-Edges with a category or comment (Mem0's ADD/UPDATE/DELETE, say) are kept in ``attributes.edges``.
+Units: a node's id is ``full_node_id``; content its decoded value (``execution_graph_values``);
+kind from class name and category (tables there). Only memory entries (and their tombstones)
+carry ``attributes.memory_id`` (the variable's ``full_name``, shared by its versions); every unit
+carries ``attributes.variable``. Sessions are kept on each operation as ``attributes.session``.
 
-Cases come from ``annotations``: id = ``query_id``, question = ``query``, expected answer =
-``golden_answers`` joined with `` | ``. The verdict comes from the judge operation for the query
-(an evaluation operation named like ``llm-judge``; see ``_Converter.find_op`` and
-``_Converter.judge_score``): ``failed`` when its score is 0, else ``passed``. Without a judge
-score, ``failed`` if the annotation names an error type, else ``unknown``. The answer unit is the
-output of the matching question-answering operation, else a new ``answer`` unit holding the
-prediction. ``final_error_type`` and ``final_op_id`` never enter the batch: they are returned as
-``ImportedGraph.labels``.
+Cases come from annotations (``execution_graph_cases``).
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ingest.execution_graph_values import (
+    GraphValueError,
+    check_nesting,
+    decode_value,
+    is_delete_marker,
+    operation_kind,
+    parse_timestamp,
+    positive_version,
+    unit_kind,
+)
 from ingest.ids import MAX_ID, bounded_id
 
-UNIT_KINDS: dict[str, str] = {
-    "message": "message",
-    "user_message": "message",
-    "query": "query",
-    "message & query": "query",
-    "question": "query",
-    "memory_entry": "memory",
-    "memory": "memory",
-    "memory_unit": "memory",
-    "memcell": "memory",
-    "fact": "memory",
-    "context": "context",
-    "retrieved_context": "context",
-    "retrieval_result": "context",
-    "search_result": "context",
-    "prompt": "prompt",
-    "system_prompt": "prompt",
-    "llm_response": "answer",
-    "response": "answer",
-    "answer": "answer",
-    "prediction": "answer",
-    "deleted": "tombstone",
-    "deletion": "tombstone",
-    "tombstone": "tombstone",
-}
+__all__ = [
+    "GraphValueError",
+    "ImportedGraph",
+    "convert_execution_graph",
+    "iter_graph_files",
+    "load_execution_graph",
+    "operation_kind",
+    "parse_timestamp",
+    "unit_kind",
+]
 
-UNIT_CLASS_KINDS: dict[str, str] = {
-    "query": "query",
-    "prediction": "answer",
-    "judge_score": "other",
-    "judge_response": "other",
-    "golden_answers": "other",
-}
-
-OPERATION_KINDS: dict[str, str] = {
-    "ingest": "ingest",
-    "ingestion": "ingest",
-    "extraction": "extraction",
-    "initialization": "extraction",
-    "update": "update",
-    "deletion": "deletion",
-    "delete": "deletion",
-    "embedding": "embedding",
-    "retrieval": "retrieval",
-    "response": "response",
-    "generation": "response",
-    "evaluation": "evaluation",
-}
-
-DELETED_MARKER = "DELETED"
 MAX_CONTENT = 1_000_000
-MAX_TEXT = 100_000
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_SCORE_IN_TEXT = re.compile(r"judge_score[\"']?\s*[:=]\s*[\"']?(-?[0-9]+(?:\.[0-9]+)?)")
+MAX_STEP_TEXT = 4_000
+MAX_EDGE_NOTES = 200
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass
@@ -118,6 +87,8 @@ def load_execution_graph(path: str | Path) -> dict[str, Any]:
         data = json.loads(p.read_bytes())
     except json.JSONDecodeError as e:
         raise ValueError(f"{p}: not valid JSON at line {e.lineno}: {e.msg}") from e
+    except RecursionError as e:
+        raise ValueError(f"{p}: nested too deeply to read") from e
     if not isinstance(data, dict):
         raise ValueError(f"{p}: an execution graph must be a JSON object")
     return data
@@ -144,101 +115,71 @@ def convert_execution_graph(
     """Convert one execution-graph object; ``source`` names it in errors and warnings.
 
     ``id_prefix`` (e.g. the graph id) is prepended as ``"<prefix>:"`` to every unit, operation
-    and case id, for projects that hold several graphs whose node ids or query ids repeat (":"
-    rather than "/", so that ids stay usable in paths such as ``/cases/{id}``).
+    and case id, for projects that hold several graphs whose node ids or query ids repeat.
+    Raises ``ValueError`` (``GraphValueError`` for a bad value) naming the file and the place.
     """
-    return _Converter(graph, project, str(source), id_prefix).run()
+    from ingest.execution_graph_cases import convert_annotations
 
-
-def parse_timestamp(value: object) -> datetime | None:
-    """``"YYYY-MM-DD HH:MM:SS.sss"`` (or ISO 8601, or epoch seconds) as UTC; None if unreadable."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int | float):
-        try:
-            return datetime.fromtimestamp(value, tz=UTC)
-        except (OverflowError, OSError, ValueError):
-            return None
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip()
-    if text.endswith("Z"):
-        text = text[:-1] + "+00:00"
+    converter = Converter(graph, project, str(source), id_prefix)
     try:
-        ts = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
+        converter.read()
+        cases, labels = convert_annotations(converter)
+    except GraphValueError as e:
+        raise GraphValueError(f"{converter.source}: {e}") from e
+    batch = {
+        "project": project,
+        "units": converter.units(),
+        "operations": [converter.operation_dict(op) for op in converter.sorted_ops()],
+        "cases": cases,
+    }
+    return ImportedGraph(batch=batch, labels=labels, warnings=converter.warnings)
 
 
-def value_text(value: object) -> str:
-    """A node value as unit content: strings verbatim, None empty, anything else as JSON."""
+def text(value: object) -> str:
+    """A field as text; strings are returned as they are (no copy)."""
     if isinstance(value, str):
         return value
-    if value is None:
-        return ""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
-def unit_kind(category: str, class_name: str, content: str) -> str:
-    """The unit kind of a node (see the module docstring for the order of the rules)."""
-    if content.strip() == DELETED_MARKER:
-        return "tombstone"
-    by_class = UNIT_CLASS_KINDS.get(class_name.strip().lower())
-    if by_class is not None:
-        return by_class
-    return UNIT_KINDS.get(category.strip().lower(), "other")
-
-
-def operation_kind(category: str, name: str) -> str:
-    """The operation kind of an operation: by category, question answering as ``response``."""
-    kind = OPERATION_KINDS.get(category.strip().lower(), "other")
-    if kind == "evaluation" and _is_qa_name(name):
-        return "response"
-    return kind
-
-
-def _is_qa_name(name: str) -> bool:
-    n = name.lower().replace("_", "-")
-    return "question-answering" in n or n.endswith("answer-question") or n == "qa"
-
-
-def _is_judge_name(name: str) -> bool:
-    return "judge" in name.lower()
-
-
-def _text(value: object) -> str:
     return "" if value is None else str(value)
 
 
 @dataclass
-class _Node:
-    id: str
+class Node:
     raw_id: str
-    memory_id: str
+    id: str
+    var: str  # smartcomment's full_name: "<class_name>:<name>", or the name
+    name: str
     class_name: str
+    category: str
+    version: int
     content: str
+    parsed: Any
     kind: str
     ts: datetime | None
-    version: int
+    raw: Mapping[str, Any]
+    marker: bool = False
 
 
 @dataclass
-class _Op:
-    id: str
+class Op:
     raw_id: str
+    id: str
     name: str
     category: str
     kind: str
     ts: datetime | None
     raw: Mapping[str, Any]
-    edges: list[Mapping[str, Any]] = field(default_factory=list)
-    inputs: list[str] = field(default_factory=list)
-    outputs: list[str] = field(default_factory=list)
-    middles: list[str] = field(default_factory=list)
+    edges: list[tuple[tuple[bool, datetime, int], Mapping[str, Any]]] = field(default_factory=list)
+    inputs: dict[str, None] = field(default_factory=dict)  # wire ids, ordered
+    outputs: dict[str, None] = field(default_factory=dict)
+    steps: list[str] = field(default_factory=list)  # raw ids of internal steps
+    query_vars: set[str] = field(default_factory=set)
+    retrieved: list[str] = field(default_factory=list)  # raw ids of returned memories
+    results_unit: str | None = None
 
 
-class _Converter:
+class Converter:
+    """Reads one graph; ``execution_graph_cases`` reads its indexes to build the cases."""
+
     def __init__(
         self, graph: Mapping[str, Any], project: str, source: str, id_prefix: str | None
     ) -> None:
@@ -247,10 +188,18 @@ class _Converter:
         self.source = source
         self.prefix = f"{id_prefix}:" if id_prefix else ""
         self.warnings: list[str] = []
-        self.nodes: dict[str, _Node] = {}
-        self.node_units: list[dict[str, Any]] = []
-        self.ops: dict[str, _Op] = {}
+        self.nodes: dict[str, Node] = {}
+        self.latest: dict[str, Node] = {}  # by variable (full_name) and by node_id/name
+        self.ops: dict[str, Op] = {}
+        self.sessions: dict[str, dict[str, Any]] = {}
         self.extra_units: list[dict[str, Any]] = []
+        self.pure_use: set[str] = set()  # nodes some operation reads or writes as a whole
+        self.consumers: dict[str, list[Op]] = {}  # raw node id -> ops reading it as an input
+        self.annotations: list[Any] = []
+        self.by_wire: dict[str, Node] = {}
+        self.mentioned: set[str] = set()  # nodes some edge names
+        self.derived_ids: set[str] = set()
+        self.copied: set[str] = set()  # predictions replaced by one copy per answer operation
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -261,14 +210,16 @@ class _Converter:
         return ValueError(f"{self.source}: {message}")
 
     def make_id(self, raw: str) -> str:
-        """A wire id: prefixed, and shortened with a hash suffix when it exceeds 256 characters."""
+        """A wire id: prefixed, and shortened with a hash suffix when over 256 characters."""
         full = self.prefix + raw
         short = bounded_id(full)
         if short != full:
-            self.warn(
-                f"id {raw[:60]!r}... is longer than {MAX_ID} characters, shortened to {short!r}"
-            )
+            self.warn(f"id {raw[:60]!r}... is longer than {MAX_ID} characters, shortened")
         return short
+
+    def unit_ref(self, raw: str) -> str:
+        node = self.nodes.get(raw)
+        return node.id if node else self.make_id(raw)
 
     def list_field(self, data: Mapping[str, Any], key: str) -> list[Any]:
         value = data.get(key)
@@ -282,147 +233,126 @@ class _Converter:
                 raise self.broken(f"data.{key}[{index}] must be a JSON object")
         return value
 
-    def unit_ref(self, raw: str) -> str:
-        node = self.nodes.get(raw)
-        return node.id if node else self.make_id(raw)
+    def sorted_ops(self) -> list[Op]:
+        return sorted(self.ops.values(), key=lambda o: (o.ts or EPOCH, o.raw_id))
 
-    # -- conversion --------------------------------------------------------------------------
+    # -- reading -----------------------------------------------------------------------------
 
-    def run(self) -> ImportedGraph:
+    def read(self) -> None:
         if not isinstance(self.graph, Mapping):
             raise self.broken("an execution graph must be a JSON object")
+        check_nesting(self.graph)
         data = self.graph.get("data")
         if not isinstance(data, Mapping):
             raise self.broken("missing the 'data' object (data.nodes, data.edges, ...)")
-        self.graph_id = _text(self.graph.get("graph_id")) or None
+        self.graph_id = text(self.graph.get("graph_id")) or None
         if self.graph_id is None:
             self.warn("graph_id is missing")
-        self.graph_ts = parse_timestamp(self.graph.get("created_at"))
-        raw_nodes = self.list_field(data, "nodes")
-        raw_ops = self.list_field(data, "operations")
-        raw_edges = self.list_field(data, "edges")
+        self.graph_ts = parse_timestamp(self.graph.get("created_at"), "created_at")
+        for raw in self.list_field(data, "sessions"):
+            if text(raw.get("session_id")):
+                self.sessions[text(raw.get("session_id"))] = raw
+        for index, raw in enumerate(self.list_field(data, "nodes")):
+            self.add_node(index, raw)
+        for index, raw in enumerate(self.list_field(data, "operations")):
+            self.add_operation(index, raw)
+        self.attach_edges(self.list_field(data, "edges"))
         annotations = data.get("annotations")
         if annotations is None:
-            annotations = []
             self.warn("data.annotations is missing; no cases")
         elif not isinstance(annotations, list):
             raise self.broken("data.annotations must be a JSON array")
-
-        for index, raw in enumerate(raw_nodes):
-            self.add_node(index, raw)
-        for index, raw in enumerate(raw_ops):
-            self.add_operation(index, raw)
-        self.attach_edges(raw_edges)
-        operations = [self.operation_dict(op) for op in self.sorted_ops()]
-        cases: list[dict[str, Any]] = []
-        labels: dict[str, dict[str, str]] = {}
-        seen_cases: set[str] = set()
-        for index, annotation in enumerate(annotations):
-            if not isinstance(annotation, dict):
-                raise self.broken(f"data.annotations[{index}] must be a JSON object")
-            case = self.case(index, annotation)
-            if case["id"] in seen_cases:
-                self.warn(f"annotation {index}: duplicate case id {case['id']!r}; skipped")
-                continue
-            seen_cases.add(case["id"])
-            cases.append(case)
-            label = self.label(index, annotation)
-            if label is not None:
-                labels[case["id"]] = label
-
-        batch = {
-            "project": self.project,
-            "units": self.node_units + self.extra_units,
-            "operations": operations,
-            "cases": cases,
-        }
-        return ImportedGraph(batch=batch, labels=labels, warnings=self.warnings)
+        else:
+            self.annotations = annotations
 
     def add_node(self, index: int, raw: Mapping[str, Any]) -> None:
-        class_name = _text(raw.get("class_name"))
-        name = _text(raw.get("name"))
-        version = raw.get("version")
-        raw_id = _text(raw.get("full_node_id"))
+        place = f"data.nodes[{index}]"
+        class_name = text(raw.get("class_name"))
+        name = text(raw.get("name"))
+        version = positive_version(raw.get("version"), f"{place}.version")
+        raw_id = text(raw.get("full_node_id"))
+        var = text(raw.get("full_name")) or (f"{class_name}:{name}" if class_name else name)
         if not raw_id:
-            if not (class_name and name and version is not None):
-                self.warn(f"node {index}: no full_node_id and no class_name/name/version; skipped")
+            if not (var and version is not None):
+                self.warn(f"node {index}: no full_node_id and no name/version; skipped")
                 return
-            raw_id = f"{class_name}:{name}@{version}"
-        elif not (class_name and name) and ":" in raw_id:
-            class_name, _, rest = raw_id.partition(":")
-            name = rest.rsplit("@", 1)[0]
+            raw_id = f"{var}@{version}"
+        if not var:
+            var = raw_id.rsplit("@", 1)[0]
         if raw_id in self.nodes:
             self.warn(f"node {index}: duplicate id {raw_id!r}; kept the first")
             return
-        memory_id = f"{class_name}:{name}" if class_name or name else raw_id.rsplit("@", 1)[0]
-        content = value_text(raw.get("value"))
+        content, parsed = decode_value(raw.get("value"))
         if len(content) > MAX_CONTENT:
             self.warn(f"node {raw_id!r}: value truncated to {MAX_CONTENT} characters")
             content = content[:MAX_CONTENT]
-        category = _text(raw.get("category"))
+        category = text(raw.get("category"))
         if not category:
             self.warn(f"node {raw_id!r}: category is missing")
-        ts = parse_timestamp(raw.get("created_at"))
+        ts = parse_timestamp(raw.get("created_at"), f"{place}.created_at")
         if ts is None:
             self.warn(f"node {raw_id!r}: created_at is missing or unreadable")
-        try:
-            version_number = int(version) if version is not None else 0
-        except (TypeError, ValueError):
-            version_number = 0
-        node = _Node(
-            id=self.make_id(raw_id),
+        node = Node(
             raw_id=raw_id,
-            memory_id=memory_id,
+            id=self.make_id(raw_id),
+            var=var,
+            name=name or var,
             class_name=class_name,
+            category=category,
+            version=version or 1,
             content=content,
+            parsed=parsed,
             kind=unit_kind(category, class_name, content),
             ts=ts,
-            version=version_number,
+            raw=raw,
+            marker=is_delete_marker(class_name, category, content),
         )
         self.nodes[raw_id] = node
-        attributes: dict[str, Any] = {"memory_id": memory_id}
-        for key in ("name", "version", "class_name", "category", "comment", "session_id"):
-            if raw.get(key) not in (None, ""):
-                attributes[key] = raw[key]
-        if raw.get("metadata"):
-            attributes["metadata"] = raw["metadata"]
-        unit: dict[str, Any] = {"id": node.id, "kind": node.kind, "content": content}
-        if ts is not None:
-            unit["ts"] = ts.isoformat()
-        unit["attributes"] = attributes
-        self.node_units.append(unit)
+        self.by_wire[node.id] = node
+        for key in (var, text(raw.get("node_id")) or f"{node.name}@{node.version}", node.name):
+            best = self.latest.get(key)
+            if best is None or node.version >= best.version:
+                self.latest[key] = node
 
     def add_operation(self, index: int, raw: Mapping[str, Any]) -> None:
-        raw_id = _text(raw.get("op_id"))
+        raw_id = text(raw.get("op_id"))
         if not raw_id:
             self.warn(f"operation {index}: op_id is missing; skipped (its edges are dropped)")
             return
         if raw_id in self.ops:
             self.warn(f"operation {raw_id!r}: duplicate op_id; kept the first")
             return
-        name = _text(raw.get("op_name"))
+        name = text(raw.get("op_name"))
         if not name:
             self.warn(f"operation {raw_id!r}: op_name is missing; named after its id")
             name = raw_id
-        category = _text(raw.get("category"))
+        category = text(raw.get("category"))
         if not category:
             self.warn(f"operation {raw_id!r}: category is missing")
-        self.ops[raw_id] = _Op(
-            id=self.make_id(raw_id),
+        elif category == "sentinel":
+            self.warn(
+                f"operation {raw_id!r}: smartcomment's sentinel for edges recorded outside any "
+                "operation; imported as kind 'other'"
+            )
+        self.ops[raw_id] = Op(
             raw_id=raw_id,
+            id=self.make_id(raw_id),
             name=name[:MAX_ID],
             category=category,
             kind=operation_kind(category, name),
-            ts=parse_timestamp(raw.get("created_at")),
+            ts=parse_timestamp(raw.get("created_at"), f"data.operations[{index}].created_at"),
             raw=raw,
         )
 
     def attach_edges(self, raw_edges: list[Mapping[str, Any]]) -> None:
+        """Group edges by operation, then shape each operation (linear: dicts and sets only)."""
+        from ingest.execution_graph_ops import shape_operations
+
         for index, edge in enumerate(raw_edges):
-            op_id = _text(edge.get("op_id"))
-            src = _text(edge.get("source_full_node_id"))
-            dst = _text(edge.get("target_full_node_id"))
-            label = _text(edge.get("edge_id")) or f"#{index}"
+            op_id = text(edge.get("op_id"))
+            src = text(edge.get("source_full_node_id"))
+            dst = text(edge.get("target_full_node_id"))
+            label = text(edge.get("edge_id")) or f"#{index}"
             if not (src and dst):
                 self.warn(f"edge {label}: source or target missing; skipped")
                 continue
@@ -435,287 +365,95 @@ class _Converter:
                     self.warn(
                         f"edge {label}: node {end!r} is not in data.nodes; kept as a reference"
                     )
-            op.edges.append(edge)
-        for op in self.ops.values():
-            op.edges.sort(key=_edge_key)
-            sources = {_text(e.get("source_full_node_id")) for e in op.edges}
-            targets = {_text(e.get("target_full_node_id")) for e in op.edges}
-            for edge in op.edges:
-                src = _text(edge.get("source_full_node_id"))
-                dst = _text(edge.get("target_full_node_id"))
-                if src not in targets and src not in op.inputs:
-                    op.inputs.append(src)
-                if dst not in op.outputs:
-                    op.outputs.append(dst)
-                    if dst in sources:
-                        op.middles.append(dst)
-            if op.ts is None:
-                edge_times = [t for e in op.edges if (t := parse_timestamp(e.get("created_at")))]
-                op.ts = min(edge_times) if edge_times else self.graph_ts
-                fallback = "its earliest edge" if edge_times else "the graph's created_at"
-                if op.ts is None:
-                    fallback = "1970-01-01 UTC"
-                self.warn(
-                    f"operation {op.raw_id!r}: created_at is missing or unreadable; "
-                    f"using {fallback}"
-                )
+            ts = parse_timestamp(edge.get("created_at"), f"data.edges[{index}].created_at")
+            # Ties keep the file's order: smartcomment appends edges as the code records them.
+            op.edges.append(((ts is None, ts or EPOCH, index), edge))
+        shape_operations(self)
 
-    def sorted_ops(self) -> list[_Op]:
-        return sorted(self.ops.values(), key=lambda o: (o.ts or _EPOCH, o.raw_id))
+    # -- writing -----------------------------------------------------------------------------
 
-    def operation_dict(self, op: _Op) -> dict[str, Any]:
+    def units(self) -> list[dict[str, Any]]:
+        """Every node some operation reads or writes as a whole, every node no edge names,
+        and the units the conversion derived (tombstones, retrieval results, answer copies)."""
+        mentioned = self.mentioned
+        out = []
+        for node in self.nodes.values():
+            internal = node.raw_id in mentioned and node.raw_id not in self.pure_use
+            if node.marker or internal or node.raw_id in self.copied:
+                continue
+            out.append(self.unit_dict(node))
+        return out + self.extra_units
+
+    def unit_dict(self, node: Node, unit_id: str | None = None) -> dict[str, Any]:
+        raw = node.raw
+        attributes: dict[str, Any] = {"variable": node.var}
+        if node.kind in ("memory", "tombstone"):
+            attributes["memory_id"] = node.var
+        for key in ("name", "version", "class_name", "category", "comment", "session_id"):
+            if raw.get(key) not in (None, ""):
+                attributes[key] = raw[key]
+        if raw.get("metadata"):
+            attributes["metadata"] = raw["metadata"]
+        unit: dict[str, Any] = {
+            "id": unit_id or node.id,
+            "kind": node.kind,
+            "content": node.content,
+        }
+        if node.ts is not None:
+            unit["ts"] = node.ts.isoformat()
+        unit["attributes"] = attributes
+        return unit
+
+    def operation_dict(self, op: Op) -> dict[str, Any]:
         attributes: dict[str, Any] = {}
         for key in ("category", "comment", "metadata"):
             if op.raw.get(key) not in (None, "", {}):
                 attributes[key] = op.raw[key]
-        if op.middles:
-            attributes["intermediate_units"] = [self.unit_ref(n) for n in op.middles]
-        edge_notes = [
-            {
-                k: v
-                for k, v in (
-                    ("edge_id", e.get("edge_id")),
-                    ("source", self.unit_ref(_text(e.get("source_full_node_id")))),
-                    ("target", self.unit_ref(_text(e.get("target_full_node_id")))),
-                    ("category", e.get("category")),
-                    ("comment", e.get("comment")),
-                )
-                if v not in (None, "")
+        session = self.sessions.get(text(op.raw.get("session_id")))
+        if session is not None and (
+            kept := {
+                k: session[k]
+                for k in ("session_name", "category", "comment", "metadata", "created_at")
+                if session.get(k) not in (None, "", {})
             }
-            for e in op.edges
-            if e.get("category") or e.get("comment")
-        ]
-        if edge_notes:
-            attributes["edges"] = edge_notes
+        ):
+            attributes["session"] = kept
+        if op.steps:
+            attributes["internal_steps"] = [self.step_dict(raw) for raw in op.steps]
+        notes = [self.edge_note(e) for _, e in op.edges if e.get("category") or e.get("comment")]
+        if notes:
+            attributes["edges"] = notes[:MAX_EDGE_NOTES]
+            if len(notes) > MAX_EDGE_NOTES:
+                attributes["edges_omitted"] = len(notes) - MAX_EDGE_NOTES
         result: dict[str, Any] = {
             "id": op.id,
             "name": op.name,
             "kind": op.kind,
-            "ts": (op.ts or _EPOCH).isoformat(),
-            "inputs": [self.unit_ref(n) for n in op.inputs],
-            "outputs": [self.unit_ref(n) for n in op.outputs],
+            "ts": (op.ts or EPOCH).isoformat(),
+            "inputs": list(op.inputs),
+            "outputs": list(op.outputs),
             "attributes": attributes,
         }
-        session = op.raw.get("session_id")
-        if session not in (None, ""):
-            result["session_id"] = _text(session)[:MAX_ID]
+        if op.raw.get("session_id") not in (None, ""):
+            result["session_id"] = text(op.raw["session_id"])[:MAX_ID]
         return result
 
-    # -- cases -------------------------------------------------------------------------------
+    def step_dict(self, raw_id: str) -> dict[str, Any]:
+        node = self.nodes.get(raw_id)
+        if node is None:
+            return {"id": self.make_id(raw_id)}
+        step = {"id": node.id, "kind": node.kind, "category": node.category}
+        if node.class_name:
+            step["class_name"] = node.class_name
+        step["content"] = node.content[:MAX_STEP_TEXT]
+        return step
 
-    def case(self, index: int, annotation: Mapping[str, Any]) -> dict[str, Any]:
-        query_id = _text(annotation.get("query_id"))
-        if not query_id:
-            query_id = f"annotation-{index}"
-            self.warn(f"annotation {index}: query_id is missing; case id {query_id!r}")
-        case_id = self.make_id(query_id)
-        question = _text(annotation.get("query"))
-        if not question:
-            self.warn(f"annotation {query_id!r}: query is missing")
-        golden = annotation.get("golden_answers")
-        if isinstance(golden, list):
-            expected = " | ".join(_text(g) for g in golden)
-        else:
-            expected = _text(golden)
-        if golden is None:
-            self.warn(f"annotation {query_id!r}: golden_answers is missing")
-        qa_op = self.find_op(query_id, question, annotation, _is_qa_name)
-        judge_op = self.find_op(query_id, question, annotation, _is_judge_name)
-        attributes: dict[str, Any] = {"query_id": annotation.get("query_id", query_id)}
-        if self.graph_id:
-            attributes["graph_id"] = self.graph_id
-        verdict = self.verdict(query_id, annotation, judge_op, attributes)
-        case: dict[str, Any] = {
-            "id": case_id,
-            "question": question[:MAX_TEXT],
-            "expected_answer": expected[:MAX_TEXT],
-            "verdict": verdict,
-        }
-        answer = self.answer_unit(query_id, annotation, qa_op)
-        if qa_op is not None:
-            attributes["answer_operation"] = qa_op.id
-        if answer is not None:
-            case["answer_unit"] = answer
-        evidence = self.evidence(query_id, annotation.get("source_evidence_ids"))
-        if evidence:
-            case["evidence_units"] = evidence
-        case["attributes"] = attributes
-        return case
-
-    def find_op(
-        self,
-        query_id: str,
-        question: str,
-        annotation: Mapping[str, Any],
-        name_matches: Callable[[str], bool],
-    ) -> _Op | None:
-        """The evaluation operation (by name) about this query.
-
-        It matches when its metadata names the query (``query_id`` or ``query``), or one of its
-        nodes is a query whose value is the question; failing that, the only such operation in a
-        graph with a single annotation.
-        """
-        candidates = [
-            op
-            for op in self.sorted_ops()
-            if op.category.lower() in ("evaluation", "response", "") and name_matches(op.name)
-        ]
-        for op in candidates:
-            metadata = op.raw.get("metadata")
-            if isinstance(metadata, Mapping):
-                if _text(metadata.get("query_id")) == query_id and query_id:
-                    return op
-                if question and _text(metadata.get("query")).strip() == question.strip():
-                    return op
-            for raw in op.inputs:
-                node = self.nodes.get(raw)
-                if (
-                    node is not None
-                    and node.kind == "query"
-                    and question
-                    and node.content.strip() == question.strip()
-                ):
-                    return op
-        if len(candidates) == 1 and self.single_annotation:
-            return candidates[0]
-        return None
-
-    @property
-    def single_annotation(self) -> bool:
-        data = self.graph.get("data")
-        anns = data.get("annotations") if isinstance(data, Mapping) else None
-        return isinstance(anns, list) and len(anns) == 1
-
-    def verdict(
-        self,
-        query_id: str,
-        annotation: Mapping[str, Any],
-        judge_op: _Op | None,
-        attributes: dict[str, Any],
-    ) -> str:
-        score = self.judge_score(judge_op) if judge_op is not None else None
-        if judge_op is not None:
-            attributes["judge_operation"] = judge_op.id
-        if score is not None:
-            attributes["judge_score"] = score
-            return "failed" if score == 0 else "passed"
-        if judge_op is None:
-            self.warn(f"annotation {query_id!r}: no llm-judge operation found for this query")
-        else:
-            self.warn(f"annotation {query_id!r}: judge operation {judge_op.raw_id!r} has no score")
-        return "failed" if annotation.get("final_error_type") else "unknown"
-
-    def judge_score(self, op: _Op) -> float | None:
-        """A ``judge_score`` node's value, or ``judge_score`` in an output's JSON or text."""
-        nodes = [self.nodes[n] for n in op.outputs if n in self.nodes]
-        for node in nodes:
-            if node.class_name.lower() == "judge_score":
-                score = _as_float(node.content)
-                if score is not None:
-                    return score
-        for node in nodes:
-            score = _score_in(node.content)
-            if score is not None:
-                return score
-        metadata = op.raw.get("metadata")
-        if isinstance(metadata, Mapping):
-            return _as_float(metadata.get("judge_score"))
-        return None
-
-    def answer_unit(
-        self, query_id: str, annotation: Mapping[str, Any], qa_op: _Op | None
-    ) -> str | None:
-        prediction = annotation.get("prediction")
-        text = value_text(prediction) if prediction is not None else None
-        if qa_op is not None:
-            outputs = [self.nodes[n] for n in qa_op.outputs if n in self.nodes]
-            wanted = (text or "").strip()
-            for node in (
-                [n for n in outputs if n.class_name.lower() == "prediction"]
-                + [n for n in outputs if text is not None and n.content.strip() == wanted]
-                + [n for n in outputs if n.kind == "answer"]
-            ):
-                return node.id
-            if outputs:
-                return outputs[0].id
-        if text is None:
-            self.warn(f"annotation {query_id!r}: no prediction and no answer operation found")
-            return None
-        for node in self.nodes.values():
-            if node.class_name.lower() == "prediction" and node.content.strip() == text.strip():
-                return node.id
-        unit_id = self.make_id(f"answer:{query_id}")
-        self.warn(
-            f"annotation {query_id!r}: no question-answering output found; "
-            f"added answer unit {unit_id!r} from the prediction"
+    def edge_note(self, edge: Mapping[str, Any]) -> dict[str, Any]:
+        pairs = (
+            ("edge_id", edge.get("edge_id")),
+            ("source", self.unit_ref(text(edge.get("source_full_node_id")))),
+            ("target", self.unit_ref(text(edge.get("target_full_node_id")))),
+            ("category", edge.get("category")),
+            ("comment", edge.get("comment")),
         )
-        self.extra_units.append(
-            {
-                "id": unit_id,
-                "kind": "answer",
-                "content": text[:MAX_CONTENT],
-                "attributes": {"query_id": query_id, "from_annotation": True},
-            }
-        )
-        return unit_id
-
-    def evidence(self, query_id: str, raw: object) -> list[str]:
-        """Evidence ids that name a node (``full_node_id``), or a variable (its latest version)."""
-        if raw is None:
-            return []
-        items = raw if isinstance(raw, list) else [raw]
-        latest: dict[str, _Node] = {}
-        for node in self.nodes.values():
-            best = latest.get(node.memory_id)
-            if best is None or node.version >= best.version:
-                latest[node.memory_id] = node
-        found: list[str] = []
-        missing: list[str] = []
-        for item in items:
-            key = _text(item)
-            match = self.nodes.get(key) or latest.get(key)
-            if match is None:
-                missing.append(key)
-            elif match.id not in found:
-                found.append(match.id)
-        if missing:
-            self.warn(f"annotation {query_id!r}: evidence ids not in the graph, omitted: {missing}")
-        return found
-
-    def label(self, index: int, annotation: Mapping[str, Any]) -> dict[str, str] | None:
-        error_type = _text(annotation.get("final_error_type"))
-        op_id = _text(annotation.get("final_op_id"))
-        if not (error_type or op_id):
-            return None
-        if not error_type:
-            self.warn(f"annotation {index}: final_op_id without final_error_type")
-        if not op_id:
-            self.warn(f"annotation {index}: final_error_type without final_op_id")
-        elif op_id not in self.ops:
-            self.warn(f"annotation {index}: final_op_id {op_id!r} is not an operation of the graph")
-        return {"error_type": error_type, "operation_id": self.make_id(op_id) if op_id else ""}
-
-
-def _edge_key(edge: Mapping[str, Any]) -> tuple[bool, datetime, str]:
-    ts = parse_timestamp(edge.get("created_at"))
-    return (ts is None, ts or _EPOCH, _text(edge.get("edge_id")))
-
-
-def _as_float(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        return None
-
-
-def _score_in(content: str) -> float | None:
-    try:
-        parsed = json.loads(content)
-    except (json.JSONDecodeError, ValueError):
-        parsed = None
-    if isinstance(parsed, dict) and "judge_score" in parsed:
-        return _as_float(parsed["judge_score"])
-    match = _SCORE_IN_TEXT.search(content)
-    return float(match.group(1)) if match else None
+        return {k: v for k, v in pairs if v not in (None, "")}

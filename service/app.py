@@ -8,15 +8,19 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
-from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from service import ui
 from service.auth import KeyConfigError, authorize, load_keys
+from service.auth_middleware import AuthenticationMiddleware
 from service.body_limit import BodyLimitMiddleware
 from service.db import apply_schema, create_driver
-from service.errors import MemTraceError, RetryableError, StoreUnavailable, Unauthorized
+from service.docs import install_docs
+from service.errors import MemTraceError, StoreUnavailable
+from service.http_errors import error_json, error_response
+from service.id_paths import EncodedSlashMiddleware
 from service.routes import (
     attribution,
     attribution_jobs,
@@ -31,17 +35,9 @@ from service.routes import (
 )
 from service.routes.errors import AUTH, responses
 from service.settings import Settings, get_settings
-from service.ui.login import is_page_request, login_redirect
 from service.ui.login import router as ui_login_router
 
 log = logging.getLogger(__name__)
-
-
-def _error(
-    status: int, code: str, message: str, details: Any = None, headers: dict[str, str] | None = None
-) -> JSONResponse:
-    body = {"error": code, "message": message, "details": jsonable_encoder(details)}
-    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
@@ -52,42 +48,49 @@ def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
     ]
 
 
+_HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
+
+
 def install_error_handlers(app: FastAPI, settings: Settings) -> None:
     """Map ``MemTraceError`` and request validation to JSON errors; nothing leaks a stack trace."""
 
     @app.exception_handler(MemTraceError)
     async def on_memtrace_error(request: Request, exc: MemTraceError) -> Response:
-        if isinstance(exc, Unauthorized) and is_page_request(request):
-            return login_redirect(request)  # a person at a browser: show the key form
-        headers = None
-        if isinstance(exc, RetryableError):
-            headers = {"Retry-After": str(settings.retry_after_s)}
-        elif isinstance(exc, Unauthorized):
-            headers = {"WWW-Authenticate": 'Bearer realm="memtrace"'}
-        return _error(exc.status_code, exc.code, exc.message, exc.details, headers)
+        return error_response(exc, request, settings.retry_after_s)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def on_http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # Unknown routes and wrong methods: the same body as every other error.
+        code = _HTTP_CODES.get(exc.status_code, "http_error")
+        headers = dict(exc.headers) if exc.headers else None
+        return error_json(exc.status_code, code, str(exc.detail), None, headers)
 
     @app.exception_handler(RequestValidationError)
     async def on_validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
         details = _validation_details(exc)
-        return _error(422, "invalid_input", f"{len(details)} invalid item(s); see details", details)
+        return error_json(
+            422, "invalid_input", f"{len(details)} invalid item(s); see details", details
+        )
 
     @app.exception_handler(Exception)
     async def on_unexpected(_: Request, exc: Exception) -> JSONResponse:
         log.error("unexpected %s while serving a request", type(exc).__name__, exc_info=exc)
-        return _error(500, "internal_error", "unexpected server error; see the service log")
+        return error_json(500, "internal_error", "unexpected server error; see the service log")
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The service. The Neo4j driver is made at start-up and closed at shutdown."""
     settings = settings or get_settings()
 
+    try:
+        # Read here, not at start-up: an app that never ran its lifespan must not run open.
+        api_keys = load_keys(settings)
+    except KeyConfigError as e:
+        log.error("not starting: %s", e)
+        raise
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        try:
-            app.state.api_keys = load_keys(settings)
-        except KeyConfigError as e:
-            log.error("not starting: %s", e)
-            raise
         app.state.driver = create_driver(settings)
         app.state.schema_ready = False
         try:
@@ -106,8 +109,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="Trace and attribute errors in LLM memory systems.",
         version="0.1.0",
         lifespan=lifespan,
+        docs_url=None,  # service.docs serves both pages without a CDN
+        redoc_url=None,
     )
+    app.state.settings = settings  # what every route's SettingsDep reads
+    app.state.api_keys = api_keys
+    app.add_middleware(EncodedSlashMiddleware)  # ids with "/" in paths (service.id_paths)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_batch_bytes)
+    # Added last, so it runs first: no body is read for a caller without a key.
+    app.add_middleware(AuthenticationMiddleware, retry_after_s=settings.retry_after_s)
     install_error_handlers(app, settings)
     routers = (traces, otlp, imports, cases, attribution, reports, audits, ui, cypher, health)
     for module in (*routers, attribution_jobs):
@@ -119,4 +129,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             responses=responses(*AUTH) if guarded else None,
         )
     app.include_router(ui_login_router)  # open: it is where a browser without a key goes
+    install_docs(app)
     return app

@@ -4,11 +4,14 @@ Off unless keys are configured (``MEMTRACE_API_KEYS`` and/or ``MEMTRACE_API_KEYS
 local demo needs none; the Docker image sets ``MEMTRACE_AUTH_REQUIRED`` so that a deployment
 without keys refuses to start instead of running open.
 
-A key is written ``KEY`` (every project) or ``KEY:project-a,project-b`` (only those). With keys
-on, every endpoint but the health probes and the API docs needs ``Authorization: Bearer KEY``,
-and the project a request names must be one of its key's: the ``project`` query parameter, else
-the ``X-MemTrace-Project`` header, else ``default``; ``POST /traces`` also checks the project in
-its body. Only SHA-256 digests of the keys stay in memory, compared in constant time.
+A key is written ``KEY`` or ``KEY:*`` (every project) or ``KEY:project-a,project-b`` (only those);
+``KEY:`` is refused at start-up. With keys on, every endpoint but the health probes, the API docs
+and the login form needs ``Authorization: Bearer KEY`` (or the UI's cookie); that is checked by
+``service.auth_middleware`` before a body is read. The project a request acts on is decided in
+one place, ``acting_project``: the ``project`` query parameter, else the ``X-MemTrace-Project``
+header (both given and different: 422), else ``default``, and it must be one of the key's.
+``POST /traces`` names its project in the batch instead, which must agree with a named one.
+Only SHA-256 digests of the keys stay in memory, compared in constant time.
 """
 
 from __future__ import annotations
@@ -16,17 +19,17 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Header, Query, Request
+from starlette.datastructures import Headers
 
-from service.errors import Forbidden, Unauthorized
+from graph_schema.models import ProjectName
+from service.errors import Forbidden, InvalidInput
 from service.settings import Settings
 
-F = TypeVar("F", bound=Callable[..., Any])
 PROJECT_HEADER = "X-MemTrace-Project"
 KEY_COOKIE = "memtrace_key"
 """Where a browser keeps its key after ``/ui/login`` (HttpOnly, SameSite=Strict): a page cannot
@@ -78,12 +81,18 @@ def parse_keys(entries: list[str], source: str) -> list[ApiKey]:
         entry = raw.split("#", 1)[0].strip()
         if not entry:
             continue
-        secret, _, scope = entry.partition(":")
-        secret = secret.strip()
+        secret, colon, scope = entry.partition(":")
+        secret, scope = secret.strip(), scope.strip()
         if len(secret) < 16:
             raise KeyConfigError(f"API key #{n} of {source} is shorter than 16 characters")
+        if colon and not scope:
+            # "KEY:" reads like "bound to nothing" but would grant everything: make it explicit.
+            raise KeyConfigError(
+                f"API key #{n} of {source} ends with ':' and names no project: list its "
+                "projects after the colon, or write the key alone (or KEY:*) for every project"
+            )
         projects = None
-        if scope.strip() and scope.strip() != "*":
+        if colon and scope != "*":
             names = [p.strip() for p in scope.split(",") if p.strip()]
             bad = [p for p in names if not _PROJECT.match(p)]
             if bad or not names:
@@ -114,14 +123,9 @@ def load_keys(settings: Settings) -> tuple[ApiKey, ...]:
     return tuple(keys)
 
 
-def _bearer(request: Request) -> str | None:
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+def bearer_token(headers: Headers) -> str | None:
+    scheme, _, token = headers.get("authorization", "").partition(" ")
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
-
-
-def requested_project(request: Request) -> str:
-    """The project a request names, before any body is read."""
-    return request.query_params.get("project") or request.headers.get(PROJECT_HEADER) or "default"
 
 
 def find_key(keys: tuple[ApiKey, ...], token: str) -> ApiKey | None:
@@ -134,32 +138,75 @@ def find_key(keys: tuple[ApiKey, ...], token: str) -> ApiKey | None:
     return match
 
 
-async def authorize(request: Request) -> Principal:
-    """The dependency every protected router runs first: a bearer key, or the UI's cookie."""
-    keys: tuple[ApiKey, ...] = request.app.state.api_keys
-    if not keys:
+def named_project(query: str | None, header: str | None) -> str | None:
+    """The project a request names in its query (``?project=``) or ``X-MemTrace-Project``
+    header, if any. Naming two different ones is refused rather than guessed between."""
+    if query and header and query != header:
+        raise InvalidInput(
+            f"the project query parameter ({query!r}) and the {PROJECT_HEADER} header "
+            f"({header!r}) name different projects",
+            details=[{"loc": ["query", "project"], "msg": f"differs from {PROJECT_HEADER}"}],
+        )
+    return query or header or None
+
+
+def principal_of(request: Request) -> Principal:
+    """Who is calling, as ``service.auth_middleware`` established it before the body was read."""
+    principal = getattr(request.state, "principal", None)
+    if principal is None:  # the middleware runs before every route; keys are off
         return Principal(None)
-    token = _bearer(request) or request.cookies.get(KEY_COOKIE)
-    if not token:
-        raise Unauthorized("an API key is required: send `Authorization: Bearer <key>`")
-    match = find_key(keys, token)
-    if match is None:
-        raise Unauthorized("unknown API key")
-    principal = Principal(match)
-    endpoint = request.scope.get("endpoint")
-    if not getattr(endpoint, PROJECT_FROM_BODY, False):
-        principal.require(requested_project(request))
+    assert isinstance(principal, Principal)
     return principal
 
 
-PROJECT_FROM_BODY = "memtrace_project_from_body"
-
-
-def project_from_body(endpoint: F) -> F:
-    """Mark a route whose project is in its body (``POST /traces``): ``authorize`` then leaves
-    the check to the route, which must call ``principal.require(<body project>)``."""
-    setattr(endpoint, PROJECT_FROM_BODY, True)
-    return endpoint
+async def authorize(request: Request) -> Principal:
+    """The dependency every protected router runs: the caller, checked against the project the
+    request names (if it names one; routes then act on it through ``ProjectDep``)."""
+    principal = principal_of(request)
+    named = named_project(request.query_params.get("project"), request.headers.get(PROJECT_HEADER))
+    if named is not None:
+        principal.require(named)
+    return principal
 
 
 PrincipalDep = Annotated[Principal, Depends(authorize)]
+
+
+async def acting_project(
+    principal: PrincipalDep,
+    project: Annotated[
+        ProjectName | None,
+        Query(description="The project (tenant) to act on; or the X-MemTrace-Project header."),
+    ] = None,
+    project_header: Annotated[
+        ProjectName | None,
+        Header(alias=PROJECT_HEADER, description="The project, when not in the query."),
+    ] = None,
+) -> str:
+    """The one place that decides which project a request acts on: the one it names, else
+    ``default``, and only if the caller's key is bound to it. Every route that reads or writes a
+    project's graph takes it from here (``ProjectDep``)."""
+    chosen = named_project(project, project_header) or DEFAULT_PROJECT
+    principal.require(chosen)
+    return chosen
+
+
+ProjectDep = Annotated[str, Depends(acting_project)]
+DEFAULT_PROJECT = "default"
+
+
+def batch_project(request: Request, principal: Principal, in_body: str | None) -> str:
+    """The project of an endpoint that names it in its body (``POST /traces``): the body's, the
+    one the query or header names when the body names none, else ``default``. A body and a query
+    or header that disagree are refused rather than guessed between."""
+    named = named_project(request.query_params.get("project"), request.headers.get(PROJECT_HEADER))
+    if in_body is not None:
+        principal.require(in_body)
+    if in_body is not None and named is not None and in_body != named:
+        raise InvalidInput(
+            f"the batch names project {in_body!r} but the request names {named!r}",
+            details=[{"loc": ["body", "project"], "msg": "differs from the project named"}],
+        )
+    chosen = in_body or named or DEFAULT_PROJECT
+    principal.require(chosen)
+    return chosen

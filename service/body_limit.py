@@ -6,9 +6,10 @@ cannot slip past the limit either.
 
 from __future__ import annotations
 
-import json
-
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from service.errors import PayloadTooLarge
+from service.http_errors import error_json
 
 
 class _TooLarge(Exception):
@@ -26,7 +27,7 @@ class BodyLimitMiddleware:
             return
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._refuse(send)
+            await self._refuse(scope, receive, send)
             return
 
         seen = 0
@@ -50,7 +51,7 @@ class BodyLimitMiddleware:
             if exceeded:
                 if not refused:
                     refused = True
-                    await self._refuse(send)
+                    await self._refuse(scope, receive, send)
                 return
             await send(message)
 
@@ -58,25 +59,14 @@ class BodyLimitMiddleware:
             await self.app(scope, counting_receive, guarded_send)
         except _TooLarge:
             if not refused:
-                await self._refuse(send)
+                await self._refuse(scope, receive, send)
 
-    async def _refuse(self, send: Send) -> None:
-        body = json.dumps(
-            {
-                "error": "payload_too_large",
-                "message": f"request body is over the limit of {self.max_bytes} bytes; "
-                "split the batch into smaller ones",
-                "details": {"max_bytes": self.max_bytes},
-            }
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refusal = PayloadTooLarge(
+            f"request body is over the limit of {self.max_bytes} bytes; "
+            "split the batch into smaller ones",
+            details={"max_bytes": self.max_bytes},
         )
-        await send({"type": "http.response.body", "body": body})
+        await error_json(refusal.status_code, refusal.code, refusal.message, refusal.details)(
+            scope, receive, send
+        )

@@ -320,6 +320,8 @@ def import_graph(
             totals["cases"] += result["ingested"]["created"]["cases"]
             totals["labelled"] += result["labelled_cases"]
             totals["warnings"] += len(result["warnings"])
+            for warning in result["warnings"]:  # what the importer skipped or guessed, and where
+                err.print(f"[yellow]warning: {warning}[/yellow]", markup=True, highlight=False)
     console.print(
         f"{len(files)} graph(s): {totals['operations']} operations and {totals['cases']} cases "
         f"created, {totals['labelled']} labelled, {totals['warnings']} warning(s)"

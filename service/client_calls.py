@@ -4,6 +4,7 @@ HTTP clients (URL and API key from the settings), and the attribution calls."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 from memtrace_client import MemTraceClient
@@ -96,9 +97,10 @@ def attribute_cases(
     """Attribute one case, or every failed case when ``case_id`` is None (with progress)."""
     ids = [case_id] if case_id else failed_case_ids(client, project)
     body = {"judge": judge, "refresh": refresh}
+    params = {"project": project}
     steps = track(ids, description="attributing", transient=True) if len(ids) > 1 else ids
     return [
-        checked(client.post(f"/attribute/{cid}", params={"project": project}, json=body))
+        checked(client.post(f"/attribute/{quote(cid, safe='')}", params=params, json=body))
         for cid in steps
     ]
 

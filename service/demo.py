@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 from memtrace_client import MemTraceClientError
@@ -156,7 +157,9 @@ def run_demo(trace: Path, console: Console) -> int:
             if not failed:
                 continue
             case = failed[0]
-            response = client.get(f"/cases/{case['id']}/subgraph", params={"project": project})
+            response = client.get(
+                f"/cases/{quote(case['id'], safe='')}/subgraph", params={"project": project}
+            )
             subgraph = response.json()
             console.rule(f"case {case['id']}: {case['question']}")
             console.print(f"expected: {case['expected_answer']}")

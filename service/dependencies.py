@@ -5,14 +5,21 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import Depends, Query, Request
+from fastapi import Depends, Request
 from neo4j import AsyncDriver, AsyncSession
 
-from graph_schema.models import ProjectName
 from service.db import apply_schema
-from service.settings import Settings, get_settings
+from service.settings import Settings
 
-SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+def app_settings(request: Request) -> Settings:
+    """The settings the app was made with (``create_app(settings)``), not a process-wide copy,
+    so a test or an embedding program can run an app with settings of its own."""
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+SettingsDep = Annotated[Settings, Depends(app_settings)]
 
 
 async def get_session(request: Request, settings: SettingsDep) -> AsyncIterator[AsyncSession]:
@@ -28,6 +35,3 @@ async def get_session(request: Request, settings: SettingsDep) -> AsyncIterator[
 
 
 SessionDep = Annotated[AsyncSession, Depends(get_session)]
-ProjectDep = Annotated[
-    ProjectName, Query(description="The project (tenant) to read; nothing else is visible.")
-]

@@ -158,7 +158,9 @@ def test_the_client_sdk_sends_its_key(keyed: ServiceHandle, tmp_path: Path) -> N
         MemTraceClient(keyed.url, api_key=ALPHA_KEY, project=BETA), spool_dir=tmp_path / "b"
     )
     wrong.record_operation("forbidden-op", kind="other")
-    assert wrong.flush(30)  # settled: refused for good, not retried
+    refused = wrong.flush(30)
+    assert refused.settled and not refused  # refused for good, not retried
+    assert refused.rejected[0].reason.startswith("HTTP 403")
     wrong.close()
     assert wrong.delivery.stats.rejected_batches == 1
     [kept] = (tmp_path / "b" / "rejected").glob("*.reason.txt")
@@ -203,3 +205,54 @@ def test_a_browser_signs_in_once_and_sees_only_its_projects(keyed: ServiceHandle
         # After signing in the browser is only ever sent to a page of this UI.
         away = browser.post("/ui/login", data={"key": ALPHA_KEY, "next": "//evil.example/x"})
         assert away.headers["location"] == "/ui/"
+
+
+def test_no_body_is_read_before_the_key_is_checked(keyed: ServiceHandle) -> None:
+    """An unauthenticated caller learns nothing from the body: invalid JSON, an oversized body
+    and a valid batch all get the same 401."""
+    for content in (b"{not json", b"x" * (9 * 1024 * 1024), json.dumps(demo_batch(ALPHA)).encode()):
+        response = httpx.post(
+            keyed.url + "/traces",
+            content=content,
+            headers={"Content-Type": "application/json"},
+            timeout=60,
+        )
+        assert response.status_code == 401, response.text[:200]
+        assert response.json()["error"] == "unauthorized"
+
+
+def test_a_cookie_signed_write_must_be_json_from_this_origin(
+    keyed: ServiceHandle, neo4j_driver: Driver
+) -> None:
+    """A page on another port of this host can submit a form with the UI's cookie: refused."""
+    with http(keyed, ADMIN_KEY) as admin:
+        admin.post("/traces", json=demo_batch(ALPHA))
+    path = f"/attribute/case-2?project={ALPHA}"
+    with httpx.Client(base_url=keyed.url, timeout=60, cookies={"memtrace_key": ALPHA_KEY}) as b:
+        form = b.post(path, headers={"Content-Type": "application/x-www-form-urlencoded"})
+        assert form.status_code == 403, form.text
+        assert "application/json" in form.json()["message"]
+        empty = b.post(path)  # no content type at all
+        assert empty.status_code == 403
+        foreign = b.post(path, json={}, headers={"Origin": "http://127.0.0.1:1"})
+        assert foreign.status_code == 403
+        assert foreign.json()["details"][0]["loc"] == ["header", "origin"]
+        stored = neo4j_driver.execute_query(
+            "MATCH (:Case {project: $p, id: 'case-2'})-[:ATTRIBUTED]->(a) RETURN count(a) AS n",
+            p=ALPHA,
+        ).records[0]["n"]
+        assert stored == 0
+        same = b.post(path, json={}, headers={"Origin": keyed.url})
+        assert same.status_code == 200, same.text
+        # A bearer key is not sent by browsers on their own: no such rule for it.
+    with http(keyed, ALPHA_KEY) as alpha:
+        assert alpha.post(f"/attribute/case-3?project={ALPHA}").status_code == 200
+
+
+def test_a_key_with_an_empty_scope_is_refused_at_start_up(
+    neo4j: Neo4jHandle, workdir: Path
+) -> None:
+    """``KEY:`` reads like "no project" but used to grant every project."""
+    empty = run_service(neo4j.uri, workdir, MEMTRACE_API_KEYS="empty-scope-key-0123456789:")
+    with pytest.raises(RuntimeError, match="names no project"):
+        empty.__enter__()

@@ -240,10 +240,14 @@ def test_a_refused_batch_is_kept_aside_and_does_not_block_the_rest(tmp_path: Pat
     fake.status = 422
     tracer = Tracer(client_for(fake), max_items=2, flush_interval_s=0.05, spool_dir=tmp_path)
     record_ops(tracer, 0, 2)
-    assert tracer.flush(5)
+    refused = tracer.flush(5)
+    assert not refused and refused.settled  # nothing waits, but not everything was stored
+    [rejection] = refused.rejected
+    assert rejection.reason.startswith("HTTP 422")
+    assert [op["id"] for op in rejection.records["operations"]] == ["op-00000", "op-00001"]
     fake.status = 200
     record_ops(tracer, 2, 2)
-    assert tracer.flush(5)
+    assert tracer.flush(5)  # refusals are reported once, by the flush after them
     assert fake.ops() == ["op-00002", "op-00003"]
     kept = list((tmp_path / "rejected").glob("*.json"))
     assert len(kept) == 1 and "op-00000" in kept[0].read_text()

@@ -177,7 +177,8 @@ def test_mem0_graph_validates_as_a_trace_batch(tmp_path: Path) -> None:
     imported = _import(tmp_path, mem0_graph())
     batch = TraceBatch.model_validate(imported.batch)
     assert batch.project == "bench-mem0"
-    assert (len(batch.units), len(batch.operations), len(batch.cases)) == (14, 5, 1)
+    # the judge's response is an internal step of the judge operation, not a unit
+    assert (len(batch.units), len(batch.operations), len(batch.cases)) == (13, 5, 1)
 
 
 def test_nodes_become_units_with_kinds_times_and_memory_ids(tmp_path: Path) -> None:
@@ -187,7 +188,7 @@ def test_nodes_become_units_with_kinds_times_and_memory_ids(tmp_path: Path) -> N
         "message:msg_1@1": "message",
         "message:msg_2@1": "message",
         "prompt:extract_prompt@1": "prompt",
-        "facts:facts_1@1": "answer",
+        "facts:facts_1@1": "other",  # llm_response is not an answer: only predictions are
         "memory_entry:mem_1@1": "memory",
         "memory_entry:mem_2@1": "memory",
         "memory_entry:mem_1@2": "memory",
@@ -196,14 +197,16 @@ def test_nodes_become_units_with_kinds_times_and_memory_ids(tmp_path: Path) -> N
         "context:retrieved_1@1": "context",
         "prediction:pred_1@1": "answer",
         "golden_answers:gold_1@1": "other",
-        "judge_response:judge_1@1": "other",
         "judge_score:score_1@1": "other",
     }
     first, second = units["memory_entry:mem_1@1"], units["memory_entry:mem_1@2"]
     assert first["attributes"]["memory_id"] == second["attributes"]["memory_id"]
     assert first["attributes"]["memory_id"] == "memory_entry:mem_1"
     assert units["memory_entry:mem_2@2"]["attributes"]["memory_id"] == "memory_entry:mem_2"
+    assert "memory_id" not in units["message:msg_1@1"]["attributes"]  # only memory entries
+    assert units["message:msg_1@1"]["attributes"]["variable"] == "message:msg_1"
     assert second["attributes"] | {"metadata": None} == {
+        "variable": "memory_entry:mem_1",
         "memory_id": "memory_entry:mem_1",
         "name": "mem_1",
         "version": 2,
@@ -254,24 +257,24 @@ def test_operations_get_kinds_and_ordered_inputs_and_outputs(tmp_path: Path) -> 
 
     update = ops["op-02"]
     assert update["inputs"] == ["facts:facts_1@1"]
-    # chain facts -> mem@1 -> mem@2: the middle versions are outputs too, in edge order
+    # chain facts -> mem@1 -> mem@2: memory versions stay outputs (states of the store) even
+    # when written and rewritten within one operation; edges in time order, ties in file order
     assert update["outputs"] == [
-        "memory_entry:mem_1@1",
         "memory_entry:mem_2@1",
+        "memory_entry:mem_1@1",
         "memory_entry:mem_1@2",
         "memory_entry:mem_2@2",
     ]
-    assert update["attributes"]["intermediate_units"] == [
-        "memory_entry:mem_1@1",
-        "memory_entry:mem_2@1",
-    ]
+    assert "internal_steps" not in update["attributes"]
     events = [(e["edge_id"], e["category"]) for e in update["attributes"]["edges"]]
-    assert events == [("e04", "ADD"), ("e05", "ADD"), ("e06", "UPDATE"), ("e07", "DELETE")]
+    assert events == [("e05", "ADD"), ("e04", "ADD"), ("e06", "UPDATE"), ("e07", "DELETE")]
     assert update["attributes"]["edges"][-1]["target"] == "memory_entry:mem_2@2"
 
     assert ops["op-03"]["inputs"] == ["query:q_1@1", "memory_entry:mem_1@2"]
     assert ops["op-04"]["outputs"] == ["prediction:pred_1@1"]
-    assert ops["op-05"]["outputs"] == ["judge_response:judge_1@1", "judge_score:score_1@1"]
+    assert ops["op-05"]["outputs"] == ["judge_score:score_1@1"]
+    [step] = ops["op-05"]["attributes"]["internal_steps"]
+    assert (step["id"], step["content"]) == ("judge_response:judge_1@1", '{"label": "WRONG"}')
 
 
 def test_annotation_becomes_a_failed_case_and_labels_stay_out(tmp_path: Path) -> None:
@@ -434,3 +437,121 @@ def test_unit_kind_table(category: str, class_name: str, value: str, kind: str) 
 )
 def test_operation_kind_table(category: str, name: str, kind: str) -> None:
     assert operation_kind(category, name) == kind
+
+
+class _CountingId(str):
+    """A node id that counts the equality comparisons made with it."""
+
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        _CountingId.compared += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def test_a_large_fan_in_converts_in_linear_steps() -> None:
+    """One operation with thousands of edges: comparisons grow with the edges, not their square
+    (a list-membership test per edge made an 80k-edge operation take 99 s on the event loop)."""
+    n = 3_000
+    sources = [_CountingId(f"message:m{i}@1") for i in range(n)]
+    nodes = [_node("message", f"m{i}", 1, f"text {i}", "message", "00.000") for i in range(n)] + [
+        _node("memory_entry", "all", 1, "everything", "memory_entry", "01.000")
+    ]
+    edges = [
+        _edge(f"e{i}", "op-1", src, _CountingId("memory_entry:all@1"), "01.000")
+        for i, src in enumerate(sources)
+    ]
+    graph = {
+        "graph_id": "fan-in",
+        "data": {
+            "nodes": nodes,
+            "edges": edges,
+            "operations": [_op("op-1", "memory_system.add", "update", "01.000")],
+            "sessions": [],
+            "annotations": [],
+        },
+    }
+    _CountingId.compared = 0
+    imported = convert_execution_graph(graph)
+    [op] = imported.batch["operations"]
+    assert len(op["inputs"]) == n
+    assert _CountingId.compared < 20 * n
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "smartcomment"
+SAMPLE = (
+    Path(__file__).parents[2] / "shared" / "data" / "smartcomment-sample" / "mem0_toy_graph.json"
+)
+
+
+def _real(name: str) -> ImportedGraph:
+    path = SAMPLE if name == "sample" else FIXTURES / f"{name}.json"
+    if not path.exists():
+        pytest.skip(f"{path} is not on this machine")
+    imported = convert_execution_graph(load_execution_graph(path), "p", source=path)
+    TraceBatch.model_validate(imported.batch)
+    return imported
+
+
+@pytest.mark.parametrize("name", ["sample", "mem0", "naive_rag", "long_context", "evermemos"])
+def test_real_exports_import_without_the_misreads(name: str) -> None:
+    imported = _real(name)
+    units, ops = _units(imported), _ops(imported)
+    produced: dict[str, list[str]] = {}
+    for op in ops.values():
+        for out in op["outputs"]:
+            produced.setdefault(out, []).append(op["kind"])
+    for unit in units.values():
+        attributes = unit["attributes"]
+        # only memory entries are entries; no variable id starts with a colon
+        assert ("memory_id" in attributes) == (unit["kind"] in ("memory", "tombstone"))
+        assert not attributes.get("variable", "x").startswith(":")
+        # repr-encoded strings are decoded
+        assert not (unit["kind"] == "query" and unit["content"][:1] in "'\"")
+        if unit["kind"] == "memory":  # a memory version is written by construction only
+            assert "retrieval" not in produced.get(unit["id"], [])
+            assert len(produced.get(unit["id"], [])) <= 1
+    # answers are the QA predictions only, each written by one question-answering operation
+    answers = [u for u in units.values() if u["kind"] == "answer"]
+    assert answers and all(produced.get(u["id"]) == ["response"] for u in answers)
+    assert not any(u["id"].startswith("answer:") for u in units.values())
+    # every case is paired with its QA and judge operations and reads the graph's judge score
+    for case in imported.batch["cases"]:
+        assert case["answer_unit"] in units
+        assert "judge_score" in case["attributes"]
+        assert case["verdict"] == ("failed" if case["attributes"]["judge_score"] == 0 else "passed")
+        assert case["id"] not in imported.labels or case["verdict"] == "failed"
+    assert all(op.get("attributes", {}).get("session") for op in ops.values())
+    assert not any("evidence ids not in the graph" in w for w in imported.warnings)
+
+
+def test_sample_deletion_is_a_tombstone_of_the_deleted_memory() -> None:
+    imported = _real("sample")
+    units, ops = _units(imported), _ops(imported)
+    [tombstone] = [u for u in units.values() if u["kind"] == "tombstone"]
+    deleted = units[tombstone["attributes"]["deletes"]]
+    assert tombstone["attributes"]["memory_id"] == deleted["attributes"]["memory_id"]
+    assert deleted["attributes"]["memory_id"] == "memory-unit-9c2eaf97-670e-4566-9f72-20942aaa5060"
+    deleter = ops["op-e36c6b4df71e4d70a0b81ed747fdecb2"]
+    assert deleted["id"] in deleter["inputs"] and tombstone["id"] in deleter["outputs"]
+    assert not any(u["attributes"].get("class_name") == "delete_marker" for u in units.values())
+    # the LLM's intermediate steps are kept on the operation, not as units nothing reads
+    steps = [s["class_name"] for s in deleter["attributes"]["internal_steps"]]
+    assert steps == [
+        "memory_update_task_instruction",
+        "raw_memory_update_decision",
+        "memory_update_decision_with_code_block_removing",
+        "update_action",
+    ]
+    qa = ops["op-c32b5634a41446948064604c82add1f2"]
+    assert [s["kind"] for s in qa["attributes"]["internal_steps"]] == ["context"]
+    assert "op-3327eea71fad4bf38a4d97f1ed0539a0:retrieved" in qa["inputs"]
+
+
+def test_evidence_by_variable_name_resolves_to_its_latest_version() -> None:
+    graph = load_execution_graph(SAMPLE) if SAMPLE.exists() else pytest.skip("no sample")
+    graph["data"]["annotations"][1]["source_evidence_ids"] = ["U0:D1:2"]
+    imported = convert_execution_graph(graph)
+    assert imported.batch["cases"][1]["evidence_units"] == ["U0:D1:2@1"]

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.servers import ServiceHandle
 from tests.test_cli import memtrace
@@ -81,3 +82,78 @@ def test_memtracebench_scoring_on_a_directory(
     expected = sum(r["operation_id"] == r["label_op"] for r in figures["rows"]) / 2
     assert figures["operation_accuracy"] == expected
     assert {r["label_type"] for r in figures["rows"]} == {"ResponseError"}
+
+
+def test_deeply_nested_node_value_is_422_naming_it(client: httpx.Client, project: str) -> None:
+    graph = mem0_graph()
+    graph["data"]["nodes"][3]["value"] = "@nested@"
+    nested = '{"v": ' * 950 + '"deep"' + "}" * 950  # written by hand: json.dumps would overflow
+    body = json.dumps(graph).replace('"@nested@"', nested)
+    response = client.post(
+        "/import/execution-graph",
+        params={"project": project},
+        content=body,
+        headers={"content-type": "application/json"},
+    )
+    assert response.status_code == 422, response.text
+    assert "data.nodes[3].value" in response.json()["message"]
+
+
+@pytest.mark.parametrize("stamp", ["0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-05:00"])
+def test_timestamp_out_of_range_is_422_naming_it(
+    client: httpx.Client, project: str, stamp: str
+) -> None:
+    graph = mem0_graph()
+    graph["data"]["nodes"][2]["created_at"] = stamp
+    response = client.post("/import/execution-graph", params={"project": project}, json=graph)
+    assert response.status_code == 422, response.text
+    assert "data.nodes[2].created_at" in response.json()["message"]
+
+
+def test_infinite_version_is_422_naming_it(client: httpx.Client, project: str) -> None:
+    body = json.dumps(mem0_graph()).replace('"version": 2', '"version": 1e400', 1)
+    assert "1e400" in body
+    response = client.post(
+        "/import/execution-graph",
+        params={"project": project},
+        content=body,
+        headers={"content-type": "application/json"},
+    )
+    assert response.status_code == 422, response.text
+    assert ".version" in response.json()["message"]
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "smartcomment"
+SAMPLE = Path(__file__).parents[2] / "shared" / "data" / "smartcomment-sample"
+
+
+@pytest.mark.parametrize("folder", [FIXTURES, SAMPLE], ids=["fixtures", "shared-sample"])
+def test_real_smartcomment_graphs_are_attributed_exactly(
+    service: ServiceHandle, project: str, folder: Path
+) -> None:
+    """Every annotated failure of the four system shapes (and the shared sample) is blamed on
+    the annotated operation with the annotated type: both paper metrics are 1.0."""
+    from benchmarks.memtracebench import import_directory, score
+
+    if not folder.exists():
+        pytest.skip(f"{folder} is not on this machine")
+    with httpx.Client(base_url=service.url, timeout=120) as client:
+        cases = import_directory(client, folder, project)
+        figures = score(client, project, cases, "heuristic")
+        verdicts = [c["verdict"] for c in client.get("/cases", params={"project": project}).json()]
+    expected_types = (
+        {"ExtractionError", "UpdateError", "DeletionError", "RetrievalError", "ResponseError"}
+        if folder == FIXTURES
+        else {"ExtractionError", "UpdateError", "DeletionError"}
+    )
+    assert {r["label_type"] for r in figures["rows"]} == expected_types
+    wrong = [
+        r
+        for r in figures["rows"]
+        if (r["error_type"], r["operation_id"]) != (r["label_type"], r["label_op"])
+    ]
+    assert wrong == []
+    assert (figures["error_type_accuracy"], figures["operation_accuracy"]) == (1.0, 1.0)
+    assert all(r["status"] == "attributed" for r in figures["rows"])
+    if folder == FIXTURES:  # the sample annotates failures only
+        assert "passed" in verdicts  # judged correct by the graph's own judge_score

@@ -4,8 +4,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Query
 
+import service.id_paths  # noqa: F401  (registers the {name:id} path convertor)
 from service.attribution.models import AttributeRequest, AttributionResult, ErrorType, Status
-from service.dependencies import ProjectDep, SessionDep, SettingsDep
+from service.auth import ProjectDep
+from service.dependencies import SessionDep, SettingsDep
 from service.routes.errors import responses
 from service.services import attribution
 
@@ -13,7 +15,7 @@ router = APIRouter(tags=["attribution"])
 
 
 @router.post(
-    "/attribute/{case_id}",
+    "/attribute/{case_id:id}",
     response_model=AttributionResult,
     responses=responses(404, 422, 503),
 )
@@ -21,7 +23,7 @@ async def post_attribute(
     case_id: str,
     session: SessionDep,
     settings: SettingsDep,
-    project: ProjectDep = "default",
+    project: ProjectDep,
     request: Annotated[AttributeRequest | None, Body()] = None,
 ) -> AttributionResult:
     """Name the operation that broke the case's answer, its error type and why.
@@ -36,7 +38,7 @@ async def post_attribute(
 @router.get("/attributions", response_model=list[AttributionResult], responses=responses(503))
 async def get_attributions(
     session: SessionDep,
-    project: ProjectDep = "default",
+    project: ProjectDep,
     system: str | None = None,
     error_type: ErrorType | None = None,
     operation_name: str | None = None,

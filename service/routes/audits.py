@@ -7,7 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 
 from graph_schema.audits import AuditInfo, AuditPage
-from service.dependencies import ProjectDep, SessionDep, SettingsDep
+from service.auth import ProjectDep
+from service.dependencies import SessionDep, SettingsDep
 from service.routes.errors import responses
 from service.services import audits
 
@@ -29,7 +30,7 @@ async def run_audit(
     request: Request,
     session: SessionDep,
     settings: SettingsDep,
-    project: ProjectDep = "default",
+    project: ProjectDep,
     skip: Annotated[int, Query(ge=0, description="Start here; use next_skip to page.")] = 0,
     limit: Annotated[int, Query(ge=1, le=1000, description="At most this many rows.")] = 100,
 ) -> AuditPage:

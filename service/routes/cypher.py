@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from service.dependencies import ProjectDep, SessionDep, SettingsDep
+from service.auth import ProjectDep
+from service.dependencies import SessionDep, SettingsDep
 from service.routes.errors import responses
 from service.services.adhoc import CypherRequest, CypherResult, run_cypher
 
@@ -14,7 +15,7 @@ async def post_cypher(
     request: CypherRequest,
     session: SessionDep,
     settings: SettingsDep,
-    project: ProjectDep = "default",
+    project: ProjectDep,
 ) -> CypherResult:
     """Run one read-only Cypher query over one project's graph.
 

@@ -4,7 +4,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query
 
-from service.dependencies import ProjectDep, SessionDep, SettingsDep
+from service.auth import ProjectDep
+from service.dependencies import SessionDep, SettingsDep
 from service.routes.errors import responses
 from service.services.imports import ImportResult, import_execution_graph
 
@@ -20,7 +21,7 @@ async def post_execution_graph(
     graph: Annotated[dict[str, Any], Body(description="One execution-graph JSON object.")],
     session: SessionDep,
     settings: SettingsDep,
-    project: ProjectDep = "default",
+    project: ProjectDep,
     id_prefix: Annotated[
         str | None, Query(max_length=64, description="Prefix for every id (graph ids collide).")
     ] = None,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi import APIRouter, Header, Request, Response
 from fastapi.responses import JSONResponse
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -20,15 +20,13 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from graph_schema.models import ProjectName
+from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
-from service.errors import InvalidInput
 from service.routes.errors import responses
 from service.services.otlp import OtlpResult, ingest_otlp
 
 router = APIRouter(tags=["ingestion"])
 
-PROJECT_HEADER = "X-MemTrace-Project"
 _BODY = {"schema": {"type": "string", "format": "binary"}}
 _OPENAPI = {
     "requestBody": {
@@ -50,12 +48,9 @@ async def post_otlp_traces(
     request: Request,
     session: SessionDep,
     settings: SettingsDep,
+    project: ProjectDep,
     content_type: Annotated[str | None, Header()] = None,
     content_encoding: Annotated[str | None, Header()] = None,
-    project: Annotated[
-        ProjectName | None, Query(description="The project; or the X-MemTrace-Project header.")
-    ] = None,
-    project_header: Annotated[ProjectName | None, Header(alias=PROJECT_HEADER)] = None,
 ) -> Response:
     """Write an OTLP trace export (protobuf or OTLP/JSON, optionally gzip) as one trace batch.
 
@@ -68,19 +63,10 @@ async def post_otlp_traces(
         await request.body(),
         content_type,
         content_encoding,
-        _project(project, project_header),
+        project,
         settings,
     )
     return _answer(result)
-
-
-def _project(query: str | None, header: str | None) -> str:
-    if query and header and query != header:
-        raise InvalidInput(
-            f"the project query parameter and the {PROJECT_HEADER} header differ",
-            details=[{"loc": ["query", "project"], "msg": f"differs from {PROJECT_HEADER}"}],
-        )
-    return query or header or "default"
 
 
 def _answer(result: OtlpResult) -> Response:

@@ -9,7 +9,8 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import HTMLResponse
 
 from graph_schema.reports import Bucket, Report, ReportFilters
-from service.dependencies import ProjectDep, SessionDep
+from service.auth import ProjectDep
+from service.dependencies import SessionDep
 from service.routes.errors import responses
 from service.services import reports
 
@@ -36,9 +37,7 @@ FiltersDep = Annotated[ReportFilters, Depends(_filters)]
 
 
 @router.get("/report", response_model=Report, responses=responses(422, 503))
-async def get_report(
-    session: SessionDep, filters: FiltersDep, project: ProjectDep = "default"
-) -> Report:
+async def get_report(session: SessionDep, filters: FiltersDep, project: ProjectDep) -> Report:
     """Counts of the project's attributed failed cases by system, error type and operation,
     the most blamed operations and prompts, attribution cost, and a trend over time.
 
@@ -55,7 +54,7 @@ async def get_report(
     responses={200: {"content": {"text/html": {}}}, **responses(422, 503)},
 )
 async def get_report_html(
-    session: SessionDep, filters: FiltersDep, project: ProjectDep = "default"
+    session: SessionDep, filters: FiltersDep, project: ProjectDep
 ) -> HTMLResponse:
     """The same report as one self-contained HTML page with its plots embedded (no network)."""
     return HTMLResponse(await reports.build_report_html(session, project, filters))

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
 from graph_schema.models import IngestResult, TraceBatch
-from service.auth import PrincipalDep, project_from_body
+from service.auth import PrincipalDep, batch_project
 from service.dependencies import SessionDep, SettingsDep
 from service.routes.errors import responses
 from service.services.ingestion import ingest_batch
@@ -12,14 +12,20 @@ router = APIRouter(tags=["ingestion"])
 
 
 @router.post("/traces", response_model=IngestResult, responses=responses(409, 413, 422, 503))
-@project_from_body
 async def post_traces(
-    batch: TraceBatch, session: SessionDep, settings: SettingsDep, principal: PrincipalDep
+    batch: TraceBatch,
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    principal: PrincipalDep,
 ) -> IngestResult:
-    """Write a batch of units, operations and cases in one transaction.
+    """Write a batch of units, operations and cases in one transaction, into the batch's
+    ``project`` (or, when it names none, the project named by ``?project=`` or the
+    ``X-MemTrace-Project`` header; else ``default``).
 
     Re-sending an identical batch is safe (200, nothing duplicated); redefining an id with other
     content is a 409 and writes nothing.
     """
-    principal.require(batch.project)  # the body names the project here, not the query string
-    return await ingest_batch(session, batch, settings)
+    given = batch.project if "project" in batch.model_fields_set else None
+    project = batch_project(request, principal, given)
+    return await ingest_batch(session, batch.model_copy(update={"project": project}), settings)

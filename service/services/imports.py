@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 from neo4j import AsyncSession
 from pydantic import BaseModel, ValidationError
 
@@ -25,14 +26,11 @@ class ImportResult(BaseModel):
     warnings: list[str]
 
 
-async def import_execution_graph(
-    session: AsyncSession,
-    graph: dict[str, Any],
-    project: str,
-    id_prefix: str | None,
-    settings: Settings,
-) -> ImportResult:
-    """Convert ``graph`` and write it like any batch (atomic, idempotent, 409 on redefinition)."""
+def prepare_batch(
+    graph: dict[str, Any], project: str, id_prefix: str | None
+) -> tuple[TraceBatch, int, list[str]]:
+    """Convert and validate ``graph`` (CPU only): the batch, how many cases carry labels, and
+    the warnings. Raises ``InvalidInput`` naming what was wrong and where."""
     try:
         imported = convert_execution_graph(graph, project, source="body", id_prefix=id_prefix)
     except ValueError as e:
@@ -46,7 +44,23 @@ async def import_execution_graph(
     except ValidationError as e:
         details = [{"loc": list(err["loc"]), "msg": err["msg"]} for err in e.errors()]
         raise InvalidInput("the converted graph is not a valid trace batch", details=details) from e
-    ingested = await ingest_batch(session, batch, settings)
-    return ImportResult(
-        ingested=ingested, labelled_cases=len(imported.labels), warnings=imported.warnings
+    return batch, len(imported.labels), imported.warnings
+
+
+async def import_execution_graph(
+    session: AsyncSession,
+    graph: dict[str, Any],
+    project: str,
+    id_prefix: str | None,
+    settings: Settings,
+) -> ImportResult:
+    """Convert ``graph`` and write it like any batch (atomic, idempotent, 409 on redefinition).
+
+    The conversion runs in a worker thread: a graph of many megabytes takes CPU time that must
+    not stop the event loop from answering other requests (``/readyz`` among them).
+    """
+    batch, labelled, warnings = await anyio.to_thread.run_sync(
+        prepare_batch, graph, project, id_prefix
     )
+    ingested = await ingest_batch(session, batch, settings)
+    return ImportResult(ingested=ingested, labelled_cases=labelled, warnings=warnings)

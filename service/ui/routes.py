@@ -11,8 +11,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Query, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
+import service.id_paths  # noqa: F401  (registers the {name:id} path convertor)
 from graph_schema.models import Verdict
-from service.dependencies import ProjectDep, SessionDep, SettingsDep
+from service.auth import ProjectDep
+from service.dependencies import SessionDep, SettingsDep
 from service.errors import MemTraceError, NotFound, RetryableError
 from service.routes.errors import responses
 from service.services import ui
@@ -44,7 +46,7 @@ def _error(exc: MemTraceError, retry_after_s: int) -> HTMLResponse:
 
 
 @router.get("/", include_in_schema=False)
-async def ui_home(project: ProjectDep = "default") -> RedirectResponse:
+async def ui_home(project: ProjectDep) -> RedirectResponse:
     """The failed cases of the project."""
     return RedirectResponse(f"cases?project={project}&verdict=failed", status_code=307)
 
@@ -57,7 +59,7 @@ async def ui_home(project: ProjectDep = "default") -> RedirectResponse:
 async def ui_cases(
     session: SessionDep,
     settings: SettingsDep,
-    project: ProjectDep = "default",
+    project: ProjectDep,
     verdict: Verdict | None = None,
 ) -> HTMLResponse:
     """An HTML list of the project's cases (``verdict=failed`` for failures) with their stored
@@ -70,7 +72,7 @@ async def ui_cases(
 
 
 @router.get(
-    "/cases/{case_id}",
+    "/cases/{case_id:id}",
     response_class=HTMLResponse,
     responses={200: _HTML, **responses(404, 422, 503)},
 )
@@ -78,7 +80,7 @@ async def ui_case(
     case_id: str,
     session: SessionDep,
     settings: SettingsDep,
-    project: ProjectDep = "default",
+    project: ProjectDep,
     limit: Annotated[
         int | None, Query(ge=1, description="Node limit (capped by the server).")
     ] = None,

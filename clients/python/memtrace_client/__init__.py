@@ -6,7 +6,7 @@ Mem0 and shows a plain RAG memory built on the tracer.
 """
 
 from memtrace_client.client import MemTraceClient
-from memtrace_client.delivery import Delivery, DeliveryStats
+from memtrace_client.delivery import Delivery, DeliveryStats, FlushResult, Rejection
 from memtrace_client.errors import MemTraceClientError, RejectedBatch, ServiceUnavailable
 from memtrace_client.models import CaseIn, IngestResult, OperationIn, TraceBatch, UnitIn
 from memtrace_client.retry import Backoff
@@ -17,12 +17,14 @@ __all__ = [
     "CaseIn",
     "Delivery",
     "DeliveryStats",
+    "FlushResult",
     "IngestResult",
     "MemTraceClient",
     "MemTraceClientError",
     "Operation",
     "OperationIn",
     "RejectedBatch",
+    "Rejection",
     "ServiceUnavailable",
     "TraceBatch",
     "Tracer",

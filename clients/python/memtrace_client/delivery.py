@@ -8,6 +8,12 @@ so batches always reach the service in the order they were recorded. The worker 
 oldest spooled batch with exponential backoff and drains the spool in order once the service
 answers again.
 
+A refusal (a 4xx other than 429) is final for what it names: when the service names particular
+records (a 409 for ids that already mean something else, a 422 for invalid items), those are
+kept aside in ``spool_dir/rejected/`` with the reason and the rest of the batch is sent again
+(``memtrace_client.refusals``); a refusal of the batch as a whole keeps all of it aside.
+``flush()`` reports what was refused since the previous flush.
+
 Exactly once: ids are fixed when a record is made and the service treats an identical re-send as
 already there, so a batch sent twice (its response lost, or a process restarted between send
 and delete) is stored once.
@@ -34,6 +40,7 @@ from typing import Any, Literal
 
 from memtrace_client.client import MemTraceClient
 from memtrace_client.errors import RejectedBatch
+from memtrace_client.refusals import record_count, split_refused
 from memtrace_client.retry import Backoff
 from memtrace_client.spool import Spool
 
@@ -53,7 +60,28 @@ class DeliveryStats:
     sent_records: int = 0
     spooled_batches: int = 0
     rejected_batches: int = 0
+    rejected_records: int = 0
     dropped_records: int = 0
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """Records the service refused for good, and its reason (``HTTP <status>: <error body>``)."""
+
+    records: dict[str, Any]
+    reason: str
+
+
+@dataclass(frozen=True)
+class FlushResult:
+    """What ``flush()`` found. True only when everything recorded reached the service: nothing
+    is waiting (``settled``) and nothing was refused since the previous flush (``rejected``)."""
+
+    settled: bool
+    rejected: tuple[Rejection, ...] = ()
+
+    def __bool__(self) -> bool:
+        return self.settled and not self.rejected
 
 
 class _MemorySpool:
@@ -74,12 +102,8 @@ class _MemorySpool:
     def remove(self, _: Any) -> None:
         self._batches.popleft()
 
-    def reject(self, _: Any, reason: str) -> None:
-        self._batches.popleft()
-        log.error("memtrace: a refused batch was discarded (no spool directory to keep it)")
-
     def keep_rejected(self, batch: dict[str, Any], reason: str) -> None:
-        log.error("memtrace: a refused batch was discarded (no spool directory to keep it)")
+        log.error("memtrace: refused records were discarded (no spool directory to keep them)")
 
     def close(self) -> None:
         pass
@@ -116,6 +140,7 @@ class Delivery:
         self._closed = False
         self._failures = 0
         self._next_attempt = 0.0
+        self._rejections: list[Rejection] = []  # since the last flush; under self._lock
         self._thread = threading.Thread(target=self._run, name="memtrace-delivery", daemon=True)
         self._thread.start()
         _at_exit.add(self)
@@ -144,32 +169,34 @@ class Delivery:
         """Batches waiting in the spool for the service."""
         return len(self._spool)
 
-    def flush(self, timeout_s: float | None = 30.0) -> bool:
-        """Send everything recorded so far now; wait until it is stored or ``timeout_s`` passes.
+    def flush(self, timeout_s: float | None = 30.0) -> FlushResult:
+        """Send everything recorded so far now; wait until it is settled or ``timeout_s`` passes.
 
-        Returns True when every record reached the service, False when some are still waiting
-        (in the spool, if there is one: they are not lost).
+        The result is true when every record reached the service. Otherwise ``settled`` is
+        False while some records are still waiting (in the spool, if there is one: they are not
+        lost), and ``rejected`` lists what the service refused since the previous flush.
         """
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         with self._idle:
             self._next_attempt = 0.0  # a flush overrides the backoff once
             self._wake.set()
+            settled = True
             while not self._settled():
                 remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    return False
-                if not self._thread.is_alive():
-                    return False
+                if (remaining is not None and remaining <= 0) or not self._thread.is_alive():
+                    settled = False
+                    break
                 self._idle.wait(timeout=min(remaining or 0.2, 0.2))
-            return True
+            rejected, self._rejections = tuple(self._rejections), []
+            return FlushResult(settled, rejected)
 
     def _settled(self) -> bool:
         return self._queue.unfinished_tasks == 0 and len(self._spool) == 0
 
-    def close(self, timeout_s: float = 5.0) -> bool:
+    def close(self, timeout_s: float = 5.0) -> FlushResult:
         """Flush, stop the worker, and spool what could not be sent. Safe to call twice."""
         if self._closed:
-            return self._settled()
+            return FlushResult(self._settled())
         self._closed = True
         delivered = self.flush(timeout_s)
         self._stop.set()
@@ -231,33 +258,51 @@ class Delivery:
             if len(self._spool) or self._stop.is_set():
                 self._park(batch)  # behind what is waiting: order is kept
                 return
-            outcome, refusal = self._send(batch)
+            outcome, refused = self._send(batch)
             if outcome == "retry":
                 self._park(batch)
-            elif outcome == "rejected":
-                self._spool.keep_rejected(batch, refusal)
+            else:
+                self._keep_refused(refused)
         finally:
             for _ in records:
                 self._queue.task_done()
 
-    def _send(self, batch: dict[str, Any]) -> tuple[Literal["sent", "rejected", "retry"], str]:
-        """One attempt; the outcome, and for a refused batch the service's reason."""
-        try:
-            self.client.send_json(batch, attempts=1)
-        except RejectedBatch as e:
+    def _send(self, batch: dict[str, Any]) -> tuple[Literal["done", "retry"], list[Rejection]]:
+        """Attempt to store ``batch``: ``retry`` when the service could not take it now, else
+        ``done``, with what it refused for good (a refusal naming some records sends the rest
+        again at once)."""
+        refused: list[Rejection] = []
+        while True:
+            try:
+                self.client.send_json(batch, attempts=1)
+            except RejectedBatch as e:
+                reason = f"HTTP {e.status}: {json.dumps(e.body)[:4000]}"
+                split = split_refused(batch, e.status, e.body)
+                code = e.body.get("error") if isinstance(e.body, dict) else None
+                log.error("memtrace: service refused records: HTTP %s %s", e.status, code or "")
+                if split is None:
+                    return "done", [*refused, Rejection(batch, reason)]
+                batch, named = split
+                refused.append(Rejection(named, reason))
+                continue  # the rest is smaller each time: this ends
+            except Exception as e:  # connection errors, timeouts, 429, 5xx: all worth retrying
+                self._failures += 1
+                self._next_attempt = time.monotonic() + self.backoff.delay(self._failures - 1)
+                log.warning("memtrace: service unavailable (%s); spooling", type(e).__name__)
+                return "retry", []
+            self._failures = 0
+            self.stats.sent_batches += 1
+            self.stats.sent_records += record_count(batch)
+            return "done", refused
+
+    def _keep_refused(self, refused: list[Rejection]) -> None:
+        for rejection in refused:
+            self._spool.keep_rejected(rejection.records, rejection.reason)
             self.stats.rejected_batches += 1
-            code = e.body.get("error") if isinstance(e.body, dict) else None
-            log.error("memtrace: service refused a batch: HTTP %s %s", e.status, code or "")
-            return "rejected", f"HTTP {e.status}: {json.dumps(e.body)[:4000]}"
-        except Exception as e:  # connection errors, timeouts, 429, 5xx: all worth retrying
-            self._failures += 1
-            self._next_attempt = time.monotonic() + self.backoff.delay(self._failures - 1)
-            log.warning("memtrace: service unavailable (%s); spooling", type(e).__name__)
-            return "retry", ""
-        self._failures = 0
-        self.stats.sent_batches += 1
-        self.stats.sent_records += sum(len(v) for v in batch.values() if isinstance(v, list))
-        return "sent", ""
+            self.stats.rejected_records += record_count(rejection.records)
+        if refused:
+            with self._lock:
+                self._rejections.extend(refused)
 
     def _park(self, batch: dict[str, Any]) -> None:
         self._spool.append(batch)
@@ -272,13 +317,11 @@ class Delivery:
             if head is None:
                 return
             key, batch = head
-            outcome, refusal = self._send(batch)
+            outcome, refused = self._send(batch)
             if outcome == "retry":
                 return
-            if outcome == "rejected":
-                self._spool.reject(key, refusal)
-            else:
-                self._spool.remove(key)
+            self._keep_refused(refused)
+            self._spool.remove(key)
 
     def _spill_queue(self) -> None:
         """After the worker stopped: whatever is still queued goes to the spool, in order."""

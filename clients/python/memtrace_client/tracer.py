@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 from memtrace_client.client import MemTraceClient
-from memtrace_client.delivery import Delivery
+from memtrace_client.delivery import Delivery, FlushResult
 from memtrace_client.models import CaseIn, OperationIn, OperationKind, UnitIn, UnitKind, Verdict
 
 P = ParamSpec("P")
@@ -306,11 +306,13 @@ class Tracer:
 
     # -- lifecycle -------------------------------------------------------------------------------
 
-    def flush(self, timeout_s: float | None = 30.0) -> bool:
-        """Send everything recorded so far; True once it is all stored in MemTrace."""
+    def flush(self, timeout_s: float | None = 30.0) -> FlushResult:
+        """Send everything recorded so far; true once it is all stored in MemTrace. Otherwise
+        the result says whether records are still waiting (``settled``) and which the service
+        refused since the previous flush (``rejected``, each with the service's reason)."""
         return self.delivery.flush(timeout_s)
 
-    def close(self, timeout_s: float = 5.0) -> bool:
+    def close(self, timeout_s: float = 5.0) -> FlushResult:
         """Flush and stop (also done at interpreter exit); unsent batches stay in the spool."""
         return self.delivery.close(timeout_s)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from service.attribution.judges.base import Question, UnitText, Verdict
 from service.attribution.models import Cost
+from service.attribution.structured import as_text
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 _SEGMENT = re.compile(r"(?:\n+|(?<=[.!?])\s+)")
@@ -114,7 +115,8 @@ class HeuristicJudge:
         # Words of the wrong answer that neither the question nor the right answer has: a
         # segment stating them (and not the right answer) is where the wrong answer came from.
         wrong = content_tokens(question.wrong_answer) - asked - answer
-        evidence = [content_tokens(t) for t in question.evidence_texts]
+        evidence = [content_tokens(as_text(t)) for t in question.evidence_texts]
+        content = as_text(content)  # JSON snapshots and lists of memories read as their text
         best = 0.0
         evidence_tokens = set().union(*evidence) if evidence else set()
         for segment in _segments(content):

@@ -1,0 +1,260 @@
+"""Project isolation with API keys: every endpoint x every way of naming a project x own, other
+and admin key. Whatever a request names, it acts on exactly the project it was authorised for:
+it reads nothing of another project and writes nothing into one.
+
+Each project's content carries a marker of its own (``MARK-<project>``), so a body that shows
+another project's marker is a leak, and a body that lacks the marker the admin's explicit
+``?project=`` answer shows acted on the wrong project.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from neo4j import Driver
+
+from tests.otlp_export import as_otlp_json, export, span
+from tests.servers import Neo4jHandle, ServiceHandle, run_service
+from tests.test_execution_graph import mem0_graph
+from tests.traces import demo_batch
+
+RUN = uuid.uuid4().hex[:8]
+A, B = f"iso-a-{RUN}", f"iso-b-{RUN}"
+DEFAULT = "default"
+PROJECTS = (A, B, DEFAULT)
+A_KEY = "iso-a-key-" + uuid.uuid4().hex
+B_KEY = "iso-b-key-" + uuid.uuid4().hex
+ADMIN_KEY = "iso-admin-" + uuid.uuid4().hex
+KEYS = {"own-a": A_KEY, "admin": ADMIN_KEY}
+ALLOWED = {A_KEY: {A}, B_KEY: {B}, ADMIN_KEY: set(PROJECTS)}
+
+
+def marker(project: str) -> str:
+    return f"MARK-{project}-{RUN}"
+
+
+CASE = f"{RUN}-case-1"
+_REFERENCES = ("inputs", "outputs", "evidence_units")
+
+
+def tagged_batch(project: str) -> dict[str, Any]:
+    """The demo trace in ``project``, ids prefixed with this run's id (``default`` outlives a
+    module), the project's marker in every text it holds."""
+    batch = demo_batch(project)
+
+    def tag(item: Any) -> None:
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if key in ("content", "question") and isinstance(value, str):
+                    item[key] = f"{value} {marker(project)}"
+                elif key in ("id", "answer_unit") and isinstance(value, str):
+                    item[key] = f"{RUN}-{value}"
+                elif key in _REFERENCES and isinstance(value, list):
+                    item[key] = [f"{RUN}-{v}" if isinstance(v, str) else v for v in value]
+                    tag(item[key])
+                else:
+                    tag(value)
+        elif isinstance(item, list):
+            for value in item:
+                tag(value)
+
+    tag(batch)
+    return batch
+
+
+@dataclass(frozen=True)
+class Call:
+    """One endpoint: how to call it, and whether it writes."""
+
+    method: str
+    path: str
+    route: str | None = None  # the OpenAPI path, when ``path`` fills in a parameter
+    body: Callable[[], Any] | None = None
+    query: Callable[[], dict[str, str]] | None = None
+    writes: bool = False
+    names_project_in_body: bool = False
+    project_free: bool = False  # reads nothing of any project (the audit catalogue)
+
+
+def _traces_body() -> dict[str, Any]:
+    unit = f"iso-write-{uuid.uuid4().hex[:10]}"
+    return {"units": [{"id": unit, "kind": "message", "content": "a write"}]}
+
+
+def _otlp_body() -> dict[str, Any]:
+    return as_otlp_json(export(span(int(uuid.uuid4().int % 10**9), 1, "iso-step", 0.0)))
+
+
+CALLS = [
+    Call("GET", "/cases"),
+    Call("GET", f"/cases/{CASE}", route="/cases/{case_id}"),
+    Call("GET", f"/cases/{CASE}/subgraph", route="/cases/{case_id}/subgraph"),
+    Call("POST", f"/attribute/{CASE}", route="/attribute/{case_id}", body=lambda: {}, writes=True),
+    Call("GET", "/attributions"),
+    Call("GET", "/report"),
+    Call("GET", "/report.html"),
+    Call("GET", "/audits/construction_loss", route="/audits/{name}"),
+    Call("GET", "/audits", project_free=True),
+    Call("GET", "/ui/cases"),
+    Call("GET", f"/ui/cases/{CASE}", route="/ui/cases/{case_id}"),
+    Call("GET", "/ui/"),
+    Call(
+        "POST",
+        "/cypher",
+        body=lambda: {"query": "MATCH (u:Unit {project: $project}) RETURN u.content AS c"},
+    ),
+    Call("POST", "/traces", body=_traces_body, writes=True, names_project_in_body=True),
+    Call("POST", "/otlp/v1/traces", body=_otlp_body, writes=True),
+    Call(
+        "POST",
+        "/import/execution-graph",
+        body=mem0_graph,
+        query=lambda: {"id_prefix": f"iso-{uuid.uuid4().hex[:8]}"},
+        writes=True,
+    ),
+]
+OPEN_PATHS = {"/healthz", "/readyz"}
+NAMINGS = ("query", "header", "body", "cookie", "none")
+
+
+@pytest.fixture(scope="module")
+def keyed(neo4j: Neo4jHandle, workdir: Path) -> Iterator[ServiceHandle]:
+    with run_service(
+        neo4j.uri,
+        workdir,
+        MEMTRACE_NEO4J_USER=neo4j.user,
+        MEMTRACE_NEO4J_PASSWORD=neo4j.password,
+        MEMTRACE_API_KEYS=f"{A_KEY}:{A};{B_KEY}:{B};{ADMIN_KEY}",
+    ) as handle:
+        with httpx.Client(base_url=handle.url, timeout=60) as admin:
+            headers = {"Authorization": f"Bearer {ADMIN_KEY}"}
+            for project in PROJECTS:
+                stored = admin.post("/traces", json=tagged_batch(project), headers=headers)
+                assert stored.status_code == 200, stored.text
+                attributed = admin.post(
+                    f"/attribute/{CASE}", params={"project": project}, headers=headers
+                )
+                assert attributed.status_code == 200, attributed.text
+        yield handle
+
+
+def counts(driver: Driver) -> dict[str, int]:
+    """Nodes of every label per project: what a write would change."""
+    records = driver.execute_query(
+        "MATCH (n) WHERE n.project IN $projects RETURN n.project AS p, count(n) AS n",
+        projects=list(PROJECTS),
+    ).records
+    found = {r["p"]: r["n"] for r in records}
+    return {p: found.get(p, 0) for p in PROJECTS}
+
+
+def send(service: ServiceHandle, call: Call, key: str, naming: str, target: str) -> httpx.Response:
+    """``call`` naming ``target`` the ``naming`` way, authenticated with ``key``."""
+    params: dict[str, str] = call.query() if call.query else {}
+    headers: dict[str, str] = {}
+    cookies: dict[str, str] = {}
+    if naming == "cookie":
+        cookies["memtrace_key"] = key
+    else:
+        headers["Authorization"] = f"Bearer {key}"
+    if naming in ("query", "cookie"):
+        params["project"] = target
+    elif naming == "header":
+        headers["X-MemTrace-Project"] = target
+    body = call.body() if call.body else None
+    if call.names_project_in_body and body is not None and naming == "body":
+        body["project"] = target
+    with httpx.Client(base_url=service.url, timeout=60, cookies=cookies) as http:
+        return http.request(call.method, call.path, params=params, headers=headers, json=body)
+
+
+def admin_view(service: ServiceHandle, call: Call, target: str) -> httpx.Response:
+    return send(service, call, ADMIN_KEY, "query", target)
+
+
+def test_every_endpoint_is_in_the_table(keyed: ServiceHandle) -> None:
+    """A new endpoint must be added to CALLS (or OPEN_PATHS), or this suite says nothing of it."""
+    paths = set(httpx.get(keyed.url + "/openapi.json").json()["paths"])
+    covered = {c.route or c.path for c in CALLS} | OPEN_PATHS
+    assert paths - covered == set()
+
+
+def _label(call: Call) -> str:
+    return f"{call.method} {call.route or call.path}"
+
+
+@pytest.mark.parametrize("key_name", sorted(KEYS))
+@pytest.mark.parametrize(
+    ("call", "naming"),
+    [(c, n) for c in CALLS for n in NAMINGS if n != "body" or c.names_project_in_body],
+    ids=lambda v: _label(v) if isinstance(v, Call) else v,
+)
+def test_a_request_acts_on_the_authorised_project_only(
+    keyed: ServiceHandle, neo4j_driver: Driver, call: Call, naming: str, key_name: str
+) -> None:
+    key = KEYS[key_name]
+    targets = [DEFAULT] if naming == "none" else list(PROJECTS)
+    for target in targets:
+        before = counts(neo4j_driver)
+        response = send(keyed, call, key, naming, target)
+        after = counts(neo4j_driver)
+        where = f"{call.method} {call.path} naming {target} by {naming} with {key_name}"
+        others = [p for p in PROJECTS if p != target or call.project_free]
+        for other in others:
+            assert marker(other) not in response.text, f"{where} leaked {other}"
+            assert after[other] == before[other], f"{where} wrote into {other}"
+        named_foreign = naming != "none" and target not in ALLOWED[key]
+        if call.project_free and not named_foreign:
+            assert response.status_code == 200, where
+            continue
+        if target not in ALLOWED[key]:
+            assert response.status_code == 403, f"{where}: {response.status_code} {response.text}"
+            assert after == before, f"{where} wrote although refused"
+            continue
+        assert response.status_code < 400, f"{where}: {response.status_code} {response.text}"
+        if call.writes:
+            continue  # a write's own effect is checked by the counts of the others above
+        baseline = admin_view(keyed, call, target)
+        assert response.status_code == baseline.status_code, where
+        if marker(target) in baseline.text:
+            assert marker(target) in response.text, f"{where} answered for another project"
+        if call.path == "/ui/":
+            assert f"project={target}" in response.headers["location"], where
+
+
+@pytest.mark.parametrize("call", [c for c in CALLS if c.method == "POST"], ids=_label)
+def test_query_and_header_naming_two_projects_are_refused(
+    keyed: ServiceHandle, neo4j_driver: Driver, call: Call
+) -> None:
+    before = counts(neo4j_driver)
+    with httpx.Client(base_url=keyed.url, timeout=60) as http:
+        response = http.request(
+            call.method,
+            call.path,
+            params={"project": A},
+            headers={"Authorization": f"Bearer {ADMIN_KEY}", "X-MemTrace-Project": B},
+            json=call.body() if call.body else None,
+        )
+    assert response.status_code == 422, response.text
+    assert "X-MemTrace-Project" in response.json()["message"]
+    assert counts(neo4j_driver) == before
+
+
+def test_a_batch_naming_another_project_than_the_query_is_refused(
+    keyed: ServiceHandle, neo4j_driver: Driver
+) -> None:
+    before = counts(neo4j_driver)
+    response = httpx.post(
+        keyed.url + "/traces",
+        params={"project": A},
+        headers={"Authorization": f"Bearer {ADMIN_KEY}"},
+        json=_traces_body() | {"project": B},
+    )
+    assert response.status_code == 422, response.text
+    assert counts(neo4j_driver) == before
