@@ -17,6 +17,13 @@ from neo4j import Driver
 
 from tests.servers import Neo4jHandle, ServiceHandle, run_service
 from tests.test_cli import memtrace
+from tests.test_isolation import (
+    ADMIN_KEY,
+    ALLOWED,
+    KEYS,
+    PROJECTS,
+    keyed,  # noqa: F401  (the service with API keys, a fixture)
+)
 from tests.traces import demo_batch
 
 ODD_PREFIX = "a/b c-é-"
@@ -277,3 +284,85 @@ def test_cli_resumes_a_stopped_job(service: ServiceHandle, project: str) -> None
     assert done.returncode == 0, done.stderr
     assert f"job {job['id']} completed: 100 of 100 cases done" in done.stderr
     assert len(json.loads(done.stdout)) == 100
+
+
+# --- Isolation: the job endpoints x every way of naming a project x own and admin key ---------
+# (tests/test_isolation.py covers the other endpoints the same way; a job's id differs per
+# project, so its fixed-path table cannot name these.)
+
+
+def _send(url: str, method: str, path: str, key: str, naming: str, target: str) -> httpx.Response:
+    params: dict[str, str] = {}
+    headers: dict[str, str] = {}
+    cookies: dict[str, str] = {}
+    if naming == "cookie":
+        cookies["memtrace_key"] = key
+    else:
+        headers["Authorization"] = f"Bearer {key}"
+    if naming in ("query", "cookie"):
+        params["project"] = target
+    elif naming == "header":
+        headers["X-MemTrace-Project"] = target
+    body = {} if method == "POST" else None
+    with httpx.Client(base_url=url, timeout=60, cookies=cookies) as http:
+        return http.request(method, path, params=params, headers=headers, json=body)
+
+
+def _jobs_per_project(driver: Driver, projects: tuple[str, ...]) -> dict[str, int]:
+    records, _, _ = driver.execute_query(
+        "MATCH (j:AttributionJob) WHERE j.project IN $projects "
+        "RETURN j.project AS p, count(j) AS n",
+        projects=list(projects),
+    )
+    found = {r["p"]: r["n"] for r in records}
+    return {p: found.get(p, 0) for p in projects}
+
+
+def test_job_endpoints_act_on_the_authorised_project_only(
+    keyed: ServiceHandle,  # noqa: F811  (the fixture imported above)
+    neo4j_driver: Driver,
+) -> None:
+    admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    job_of: dict[str, str] = {}
+    with httpx.Client(base_url=keyed.url, timeout=60, headers=admin) as c:
+        for project in PROJECTS:
+            job_of[project] = start(c, project).json()["id"]
+            wait_for(c, project, job_of[project], {"completed"})
+
+    def settle(target: str) -> None:
+        with httpx.Client(base_url=keyed.url, timeout=60, headers=admin) as c:
+            for job in c.get("/attribution-jobs", params={"project": target}).json():
+                wait_for(c, target, job["id"], {"completed"})
+
+    for key_name, key in sorted(KEYS.items()):
+        for naming in ("query", "header", "cookie", "none"):
+            for target in ["default"] if naming == "none" else list(PROJECTS):
+                where = f"{key_name} naming {target} by {naming}"
+                allowed = target in ALLOWED[key]
+                before = _jobs_per_project(neo4j_driver, PROJECTS)
+                listed = _send(keyed.url, "GET", "/attribution-jobs", key, naming, target)
+                started = _send(keyed.url, "POST", "/attribution-jobs", key, naming, target)
+                after = _jobs_per_project(neo4j_driver, PROJECTS)
+                if not allowed:
+                    assert (listed.status_code, started.status_code) == (403, 403), where
+                    assert after == before, where
+                    continue
+                assert listed.status_code == 200, where
+                assert {j["project"] for j in listed.json()} == {target}, where
+                assert started.status_code == 202, f"{where}: {started.text}"
+                assert started.json()["project"] == target, where
+                assert after == {p: before[p] + (p == target) for p in PROJECTS}, where
+                settle(target)
+                for owner, job_id in job_of.items():
+                    mine = owner == target
+                    for method, path in (
+                        ("GET", f"/attribution-jobs/{job_id}"),
+                        ("GET", f"/attribution-jobs/{job_id}/results"),
+                        ("POST", f"/attribution-jobs/{job_id}/stop"),
+                        ("POST", f"/attribution-jobs/{job_id}/resume"),
+                    ):
+                        got = _send(keyed.url, method, path, key, naming, target)
+                        expected = (409 if path.endswith("resume") else 200) if mine else 404
+                        assert got.status_code == expected, f"{where}: {method} {path} {got.text}"
+                        if got.status_code == 200 and path.endswith("results"):
+                            assert got.json(), where  # the target's own results

@@ -9,7 +9,8 @@ from fastapi import APIRouter, Body, Query
 
 from graph_schema.jobs import AttributionJob, AttributionJobRequest
 from service.attribution.models import AttributionResult
-from service.dependencies import ProjectDep, SessionDep, SettingsDep
+from service.auth import ProjectDep
+from service.dependencies import SessionDep, SettingsDep
 from service.routes.errors import responses
 from service.services import attribution_jobs
 
@@ -27,7 +28,7 @@ Skip = Annotated[int, Query(ge=0, le=1_000_000_000)]
 async def post_attribution_job(
     session: SessionDep,
     settings: SettingsDep,
-    project: ProjectDep = "default",
+    project: ProjectDep,
     request: Annotated[AttributionJobRequest | None, Body()] = None,
 ) -> AttributionJob:
     """Attribute every failed case of the project as one job, in the background.
@@ -44,7 +45,7 @@ async def post_attribution_job(
 @router.get("", response_model=list[AttributionJob], responses=responses(503))
 async def get_attribution_jobs(
     session: SessionDep,
-    project: ProjectDep = "default",
+    project: ProjectDep,
     skip: Skip = 0,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> list[AttributionJob]:
@@ -54,7 +55,7 @@ async def get_attribution_jobs(
 
 @router.get("/{job_id}", response_model=AttributionJob, responses=responses(404, 503))
 async def get_attribution_job(
-    job_id: str, session: SessionDep, project: ProjectDep = "default"
+    job_id: str, session: SessionDep, project: ProjectDep
 ) -> AttributionJob:
     """The job's status and progress: ``done`` of ``total`` (attributed, skipped, failed)."""
     return await attribution_jobs.get_job(session, project, job_id)
@@ -62,7 +63,7 @@ async def get_attribution_job(
 
 @router.post("/{job_id}/stop", response_model=AttributionJob, responses=responses(404, 503))
 async def stop_attribution_job(
-    job_id: str, session: SessionDep, project: ProjectDep = "default"
+    job_id: str, session: SessionDep, project: ProjectDep
 ) -> AttributionJob:
     """Stop the job after the batch in hand; what it stored is kept. Resume it later."""
     return await attribution_jobs.stop_job(session, project, job_id)
@@ -75,7 +76,7 @@ async def stop_attribution_job(
     responses=responses(404, 409, 503),
 )
 async def resume_attribution_job(
-    job_id: str, session: SessionDep, settings: SettingsDep, project: ProjectDep = "default"
+    job_id: str, session: SessionDep, settings: SettingsDep, project: ProjectDep
 ) -> AttributionJob:
     """Go on with a stopped or interrupted job's pending cases (none is done twice).
 
@@ -91,7 +92,7 @@ async def resume_attribution_job(
 async def get_attribution_job_results(
     job_id: str,
     session: SessionDep,
-    project: ProjectDep = "default",
+    project: ProjectDep,
     skip: Skip = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> list[AttributionResult]:
