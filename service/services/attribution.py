@@ -194,10 +194,10 @@ async def attribute_case(
         stored = await attributions.get(session, project, case_id)
         if stored is not None:
             return stored
-    judge = build_judge(request, settings)
     limit = settings.attribution_graph_limit
     inputs = await attributions.case_graph(session, project, case_id, limit)
     check_case(project, case_id, inputs.case)
+    judge = build_judge(request, settings)
     source = RepositorySource(session, project, limit, {}, embedder(settings))
     try:
         result = await attribute_inputs(inputs, judge, source)

@@ -7,11 +7,11 @@ not stuck). An async Neo4j driver and an HTTP client belong to the event loop th
 the worker makes its own driver (one per process, on the first job; the request driver is still
 the one made in the lifespan) and its own embedder.
 
-A runner works through its job in batches: read the batch's pending cases, read their inputs in
-one read transaction, attribute them (``CASES_IN_FLIGHT`` at a time, which overlaps the reads
-and LLM calls of some with the walks of others), then store their results and mark them done in
-one write transaction. Beside it a heartbeat says every ``HEARTBEAT_S`` that the runner is alive,
-and learns when the job was stopped or handed to another runner.
+A runner works through its job's pending cases in id order, in chunks: ``CHUNK_WORKERS`` chunks
+at a time, each read in one read transaction, attributed (``CASES_IN_FLIGHT`` cases at a time
+over all chunks, so the reads and LLM calls of some overlap the walks of others), then stored
+and marked done in one write transaction. Beside it a heartbeat says every ``HEARTBEAT_S`` that
+the runner is alive, and learns when the job was stopped or handed to another runner.
 
 When the process stops, its runners stop with it; the job stays ``running`` in Neo4j with a
 heartbeat that ages, is shown as ``interrupted`` after ``STALE_S``, and is resumed by the user
@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from neo4j import AsyncDriver, AsyncSession
@@ -92,8 +91,6 @@ class JobWorker:
         self._settings = settings
         self._loop = asyncio.new_event_loop()
         self._driver: AsyncDriver | None = None
-        self._runs: dict[tuple[str, str], Future[None]] = {}
-        self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._serve, name="attribution-jobs", daemon=True)
         self._thread.start()
 
@@ -103,9 +100,7 @@ class JobWorker:
 
     def submit(self, spec: JobSpec) -> None:
         """Start a runner for the job (a resumed job's earlier runner ends at its next step)."""
-        future = asyncio.run_coroutine_threadsafe(self._run(spec), self._loop)
-        with self._lock:
-            self._runs[(spec.project, spec.job_id)] = future
+        asyncio.run_coroutine_threadsafe(self._run(spec), self._loop)
 
     async def _run(self, spec: JobSpec) -> None:
         if self._driver is None:
@@ -121,7 +116,8 @@ _worker_lock = threading.Lock()
 
 
 def worker(settings: Settings) -> JobWorker:
-    """The process's job worker, started on first use."""
+    """The process's job worker, started on first use with the settings of the app that asks
+    first (a process serves one app)."""
     global _worker
     with _worker_lock:
         if _worker is None:
