@@ -23,6 +23,7 @@ from service.http_errors import error_json, error_response
 from service.id_paths import EncodedSlashMiddleware
 from service.routes import (
     attribution,
+    attribution_jobs,
     audits,
     cases,
     cypher,
@@ -125,6 +126,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         imports,
         cases,
         attribution,
+        attribution_jobs,
         reports,
         audits,
         ui,

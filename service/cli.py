@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
+import httpx
 import typer
 from memtrace_client import RejectedBatch, ServiceUnavailable
 from rich.console import Console
@@ -34,6 +35,7 @@ from service.client_calls import (
     batch_client,
     service_client,
 )
+from service.job_calls import follow_job, job_results, progress_line, resume_job, start_job
 from service.neo4j_local import LocalNeo4j, Neo4jLaunchError
 from service.report_calls import (
     fetch_report,
@@ -148,27 +150,71 @@ def ingest(
 @app.command()
 def attribute(
     case_id: Annotated[str | None, typer.Argument(help="The failed case to attribute.")] = None,
-    all_failed: Annotated[bool, typer.Option("--all-failed", help="Every failed case.")] = False,
+    all_failed: Annotated[
+        bool, typer.Option("--all-failed", help="Every failed case, as one job.")
+    ] = False,
+    resume: Annotated[
+        str | None, typer.Option(help="Resume this stopped or interrupted job.")
+    ] = None,
     project: Annotated[str, typer.Option(help="Project of the cases.")] = "default",
     judge: Annotated[str, typer.Option(help="heuristic or llm.")] = "heuristic",
     refresh: Annotated[bool, typer.Option(help="Attribute again even if stored.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     url: Annotated[str | None, typer.Option(help="Service URL.")] = None,
 ) -> None:
-    """Name the operation that broke a failed case (or every failed case) and its error type."""
-    if (case_id is None) == (not all_failed):
-        err.print("[red]give a CASE_ID or --all-failed (not both)[/red]")
+    """Name the operation that broke a failed case (or every failed case) and its error type.
+
+    --all-failed runs an attribution job in the service and shows its progress; Ctrl-C stops
+    the job, and --resume JOB goes on with it (stored results are not done again)."""
+    if sum((case_id is not None, all_failed, resume is not None)) != 1:
+        err.print("[red]give a CASE_ID, --all-failed or --resume JOB (one of them)[/red]")
         raise typer.Exit(2)
     with service_client(url) as client:
         try:
-            results = attribute_cases(client, project, case_id, judge, refresh)
+            if case_id is not None:
+                results = attribute_cases(client, project, case_id, judge, refresh)
+            else:
+                results = _attribution_job(client, project, resume, judge, refresh)
         except ServiceRequestError as e:
-            err.print(f"[red]{e}[/red]")
+            err.print(f"[red]{e}[/red]", highlight=False)
+            raise typer.Exit(1) from e
+        except httpx.HTTPError as e:
+            err.print(
+                f"[red]lost the service ({type(e).__name__}); a job goes on or can be "
+                "resumed (memtrace attribute --resume JOB)[/red]"
+            )
             raise typer.Exit(1) from e
     if as_json:
         console.print_json(json.dumps(results))
     else:
         console.print(attribution_table(results))
+
+
+def _attribution_job(
+    client: httpx.Client, project: str, job_id: str | None, judge: str, refresh: bool
+) -> list[dict[str, Any]]:
+    """Start (or resume) a job, follow it to its end, and return its results."""
+    job = (
+        resume_job(client, project, job_id)
+        if job_id
+        else start_job(client, project, judge, refresh)
+    )
+    hint = f"memtrace attribute --resume {job['id']} --project {project}"
+    try:
+        job = follow_job(client, project, job, err)
+    except KeyboardInterrupt:
+        err.print(f"stopped job {job['id']}; what it stored is kept. Go on with: {hint}")
+        raise typer.Exit(130) from None
+    err.print(f"job {job['id']} {job['status']}: {progress_line(job)}", highlight=False)
+    for failure in job["failures"]:
+        err.print(f"  {failure['case_id']}: {failure['message']}", highlight=False)
+    if job["status"] != "completed":
+        raise ServiceRequestError(
+            f"the job is {job['status']}{': ' + job['error'] if job.get('error') else ''}; "
+            f"go on with: {hint}",
+            usage=False,
+        )
+    return job_results(client, project, job["id"])
 
 
 @app.command()

@@ -5,9 +5,13 @@
 //          until (datetime or null: only cases before it)
 // (`c.id IS NOT NULL` lets the planner seek the (project, id) key index instead of scanning
 // every project's cases.)
+// A case has one attribution since attributions/lock_cases; on a store written before that,
+// the newest counts, so a case is one row whatever the store holds.
 MATCH (c:Case {project: $project})
 WHERE c.id IS NOT NULL
-OPTIONAL MATCH (c)-[:ATTRIBUTED]->(a:Attribution)
+WITH c, head(COLLECT {
+  MATCH (c)-[:ATTRIBUTED]->(x:Attribution) RETURN x ORDER BY x.created_at DESC
+}) AS a
 OPTIONAL MATCH (a)-[:BLAMES]->(o:Operation)
 WITH c, a, o, head(COLLECT { MATCH (c)-[:ANSWERED_BY]->(u:Unit) RETURN u ORDER BY u.id }) AS answer
 WITH c, a, o, answer,

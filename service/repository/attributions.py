@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,26 +15,46 @@ from service.db import store_errors
 from service.repository.cases import ancestor_rows, read_case
 
 
-@store_errors
-async def case_graph(
-    session: AsyncSession, project: str, case_id: str, limit: int
-) -> tuple[CaseView | None, list[dict[str, Any]], list[dict[str, Any]]]:
-    """The case, the projected rows of its answer's ancestors and of what derives from its
-    evidence units (when it names any), in one read transaction."""
+@dataclass(frozen=True)
+class CaseInputs:
+    """What attributing one case reads: the case, the projected rows of its answer's ancestors,
+    and of what derives from its evidence units (when it names any)."""
 
-    async def work(
-        tx: AsyncManagedTransaction,
-    ) -> tuple[CaseView | None, list[dict[str, Any]], list[dict[str, Any]]]:
-        case = await read_case(tx, project, case_id)
-        if case is None or case.answer_unit is None:
-            return case, [], []
-        ancestors = await ancestor_rows(tx, project, case.answer_unit, limit)
-        derived = (
-            await _descendant_rows(tx, project, case.evidence_units, limit)
-            if case.evidence_units
-            else []
-        )
-        return case, ancestors, derived
+    case: CaseView | None
+    ancestors: list[dict[str, Any]] = field(default_factory=list)
+    derived: list[dict[str, Any]] = field(default_factory=list)
+
+
+async def _case_inputs(
+    tx: AsyncManagedTransaction, project: str, case_id: str, limit: int
+) -> CaseInputs:
+    case = await read_case(tx, project, case_id)
+    if case is None or case.answer_unit is None:
+        return CaseInputs(case)
+    ancestors = await ancestor_rows(tx, project, case.answer_unit, limit)
+    derived = (
+        await _descendant_rows(tx, project, case.evidence_units, limit)
+        if case.evidence_units
+        else []
+    )
+    return CaseInputs(case, ancestors, derived)
+
+
+@store_errors
+async def case_graph(session: AsyncSession, project: str, case_id: str, limit: int) -> CaseInputs:
+    """One case's inputs, in one read transaction."""
+    return await session.execute_read(_case_inputs, project, case_id, limit)
+
+
+@store_errors
+async def case_graphs(
+    session: AsyncSession, project: str, case_ids: list[str], limit: int
+) -> dict[str, CaseInputs]:
+    """Many cases' inputs in one read transaction (an attribution job's batch): one
+    transaction's overhead for the batch instead of one per case."""
+
+    async def work(tx: AsyncManagedTransaction) -> dict[str, CaseInputs]:
+        return {cid: await _case_inputs(tx, project, cid, limit) for cid in case_ids}
 
     return await session.execute_read(work)
 
@@ -57,33 +78,49 @@ async def descendants(
     return await session.execute_read(_descendant_rows, project, unit_ids, limit)
 
 
+def _stored_row(result: AttributionResult, job: str | None) -> dict[str, Any]:
+    return {
+        "case_id": result.case_id,
+        "operation_id": result.operation.id if result.operation else None,
+        "props": {
+            "status": result.status,
+            "error_type": result.error_type,
+            "confidence": result.confidence,
+            "reason": result.reason,
+            "judge": result.judge.kind,
+            "model": result.judge.model,
+            "created_at": result.created_at or datetime.now(UTC),
+            "result": result.model_dump_json(),
+            "job": job,
+        },
+    }
+
+
+async def store(
+    tx: AsyncManagedTransaction,
+    project: str,
+    results: list[AttributionResult],
+    job: str | None = None,
+) -> None:
+    """Store ``results`` in ``tx``, each replacing every earlier attribution of its case.
+
+    The cases are locked first (sorted, so overlapping batches lock in one order): concurrent
+    stores of one case then run one after the other and leave exactly one attribution.
+    """
+    case_ids = sorted({r.case_id for r in results})
+    await (
+        await tx.run(query("attributions/lock_cases"), project=project, case_ids=case_ids)
+    ).consume()
+    rows = [_stored_row(r, job) for r in results]
+    await (
+        await tx.run(query("attributions/replace_attributions"), project=project, rows=rows)
+    ).consume()
+
+
 @store_errors
 async def save(session: AsyncSession, project: str, result: AttributionResult) -> None:
-    """Store ``result`` as the case's attribution, replacing an earlier one."""
-    props = {
-        "status": result.status,
-        "error_type": result.error_type,
-        "confidence": result.confidence,
-        "reason": result.reason,
-        "judge": result.judge.kind,
-        "model": result.judge.model,
-        "created_at": result.created_at or datetime.now(UTC),
-        "result": result.model_dump_json(),
-    }
-    operation_id = result.operation.id if result.operation else None
-
-    async def work(tx: AsyncManagedTransaction) -> None:
-        await (
-            await tx.run(
-                query("attribution/save_attribution"),
-                project=project,
-                case_id=result.case_id,
-                operation_id=operation_id,
-                props=props,
-            )
-        ).consume()
-
-    await session.execute_write(work)
+    """Store ``result`` as the case's one attribution, replacing earlier ones."""
+    await session.execute_write(store, project, [result])
 
 
 @store_errors
@@ -92,7 +129,7 @@ async def get(session: AsyncSession, project: str, case_id: str) -> AttributionR
 
     async def work(tx: AsyncManagedTransaction) -> str | None:
         result = await tx.run(
-            query("attribution/get_attribution"), project=project, case_id=case_id
+            query("attributions/get_attribution"), project=project, case_id=case_id
         )
         record = await result.single()
         return record["result"] if record else None
@@ -109,7 +146,7 @@ async def list_results(
 
     async def work(tx: AsyncManagedTransaction) -> list[str]:
         result = await tx.run(
-            query("attribution/list_attributions"),
+            query("attributions/list_attributions"),
             {"project": project, "skip": skip, "limit": limit, **filters},
         )
         return [r["result"] async for r in result]

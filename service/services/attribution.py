@@ -9,6 +9,7 @@ from typing import Any
 
 from neo4j import AsyncSession
 
+from graph_schema.views import CaseView
 from service.attribution.engine import attribute
 from service.attribution.graph import CaseGraph
 from service.attribution.judges.base import CachedJudge, Judge
@@ -23,21 +24,23 @@ from service.settings import Settings
 
 
 @dataclass
-class _RepositorySource:
-    """The engine's view of the rest of the graph, read through the repository."""
+class RepositorySource:
+    """The engine's view of the rest of the graph, read through the repository.
+
+    ``session`` is used by one case at a time (a Neo4j session is not shared by concurrent work).
+    """
 
     session: AsyncSession
     project: str
     limit: int
     prefetched: dict[tuple[str, ...], list[dict[str, Any]]]
+    embedder: EndpointEmbedder | None = None
 
     async def descendants(self, unit_ids: list[str]) -> list[dict[str, Any]]:
         rows = self.prefetched.get(tuple(unit_ids))
         if rows is not None:  # read with the case, in the same transaction
             return rows
         return await attributions.descendants(self.session, self.project, unit_ids, self.limit)
-
-    embedder: EndpointEmbedder | None = None
 
     async def scope_messages(self, scope: Scope) -> list[dict[str, Any]]:
         return await attribution_scope.scope_messages(self.session, self.project, scope, self.limit)
@@ -49,7 +52,10 @@ def _embedder(base_url: str, api_key: str, model: str, timeout_s: float) -> Endp
 
 
 def embedder(settings: Settings) -> EndpointEmbedder | None:
-    """The process's embedder (one, so its cache is shared by every case), if configured."""
+    """The request loop's embedder (one, so its cache is shared by every case), if configured.
+
+    Its HTTP client belongs to the request loop: the job worker makes its own (``new_embedder``).
+    """
     if not settings.embeddings_base_url:
         return None
     return _embedder(
@@ -57,6 +63,18 @@ def embedder(settings: Settings) -> EndpointEmbedder | None:
         settings.embeddings_api_key.get_secret_value(),
         settings.embeddings_model,
         settings.llm_timeout_s,
+    )
+
+
+def new_embedder(settings: Settings) -> EndpointEmbedder | None:
+    """An embedder of its own, for an event loop other than the request loop."""
+    if not settings.embeddings_base_url:
+        return None
+    return EndpointEmbedder(
+        base_url=settings.embeddings_base_url,
+        api_key=settings.embeddings_api_key.get_secret_value(),
+        model=settings.embeddings_model,
+        timeout_s=settings.llm_timeout_s,
     )
 
 
@@ -88,6 +106,54 @@ def build_judge(request: AttributeRequest, settings: Settings) -> Judge:
     )
 
 
+def check_case(project: str, case_id: str, case: CaseView | None) -> CaseView:
+    """The case if it can be attributed; ``CaseNotFound`` or ``InvalidInput`` if not."""
+    if case is None:
+        raise CaseNotFound(f"no case {case_id!r} in project {project!r}")
+    if case.answer_unit is None:
+        raise InvalidInput(
+            f"case {case_id!r} has no answer_unit: there is no answer to trace back; "
+            "send the case with the id of the unit holding the answer",
+            details=[{"loc": ["case", case_id, "answer_unit"], "msg": "missing"}],
+        )
+    return case
+
+
+async def attribute_inputs(
+    inputs: attributions.CaseInputs,
+    judge: Judge,
+    source: RepositorySource,
+) -> AttributionResult:
+    """Walk one case's inputs (read by ``attributions.case_graph(s)``) with ``judge``.
+
+    The caller has checked the case (``check_case``) and stores the result.
+    """
+    case = inputs.case
+    assert case is not None and case.answer_unit is not None  # check_case
+    graph = CaseGraph()
+    graph.add_rows(inputs.ancestors)
+    facts = CaseFacts(
+        id=case.id,
+        question=case.question,
+        expected_answer=case.expected_answer,
+        verdict=case.verdict,
+        answer_unit=case.answer_unit,
+        evidence_units=tuple(case.evidence_units),
+    )
+    if case.evidence_units:
+        source.prefetched[tuple(case.evidence_units)] = inputs.derived
+    result = await attribute(facts, graph, CachedJudge(judge), source)
+    result.created_at = datetime.now(UTC)
+    return result
+
+
+async def close_judge(judge: Judge) -> None:
+    """Close what a judge holds open (the llm judge's HTTP connections)."""
+    close = getattr(judge, "aclose", None)
+    if close is not None:
+        await close()
+
+
 async def attribute_case(
     session: AsyncSession,
     project: str,
@@ -100,37 +166,15 @@ async def attribute_case(
         stored = await attributions.get(session, project, case_id)
         if stored is not None:
             return stored
-    judge = build_judge(request, settings)
     limit = settings.attribution_graph_limit
-    case, rows, derived = await attributions.case_graph(session, project, case_id, limit)
-    if case is None:
-        raise CaseNotFound(f"no case {case_id!r} in project {project!r}")
-    if case.answer_unit is None:
-        raise InvalidInput(
-            f"case {case_id!r} has no answer_unit: there is no answer to trace back; "
-            "send the case with the id of the unit holding the answer",
-            details=[{"loc": ["case", case_id, "answer_unit"], "msg": "missing"}],
-        )
-    graph = CaseGraph()
-    graph.add_rows(rows)
-    facts = CaseFacts(
-        id=case.id,
-        question=case.question,
-        expected_answer=case.expected_answer,
-        verdict=case.verdict,
-        answer_unit=case.answer_unit,
-        evidence_units=tuple(case.evidence_units),
-    )
-    source = _RepositorySource(
-        session, project, limit, {tuple(case.evidence_units): derived}, embedder(settings)
-    )
+    inputs = await attributions.case_graph(session, project, case_id, limit)
+    check_case(project, case_id, inputs.case)
+    judge = build_judge(request, settings)
+    source = RepositorySource(session, project, limit, {}, embedder(settings))
     try:
-        result = await attribute(facts, graph, CachedJudge(judge), source)
+        result = await attribute_inputs(inputs, judge, source)
     finally:
-        close = getattr(judge, "aclose", None)
-        if close is not None:
-            await close()  # the llm judge's HTTP connections
-    result.created_at = datetime.now(UTC)
+        await close_judge(judge)
     await attributions.save(session, project, result)
     return result
 

@@ -1,0 +1,229 @@
+"""Attribution jobs: cases/s through ``/attribution-jobs`` on the LoCoMo set, heuristic judge.
+
+Run: ``python -m benchmarks.attribution_job`` (``--quick``: 2 conversations).
+
+1. A fresh Neo4j and the service on it; the LoCoMo-derived traces, one project per conversation.
+2. Per-request baseline: ``POST /attribute`` (refresh) for every failed case, 2 at a time, as
+   ``benchmarks.attribution`` measures it.
+3. Jobs one after the other: ``POST /attribution-jobs?project=P`` with ``refresh`` for each
+   project, followed to completion; cases/s = failed cases / wall seconds over all projects.
+4. Jobs all at once (one per project, started together): the same figure.
+5. While jobs run, ``GET /cases?limit=1`` every 0.1 s: its latency says whether the service stays
+   responsive (compared with the same request with no job running).
+6. Agreement: every job result is compared with the per-request result of the same case.
+
+Figures go to ``benchmarks/results/attribution_job.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from benchmarks.attr_metrics import op_correct
+from benchmarks.attr_run import CaseRef, Dataset, attribute_all, in_project, ingest, record_of
+from benchmarks.datasets import load_locomo
+from benchmarks.harness import fresh_neo4j, percentile, save
+from tests.servers import REPO, run_service
+
+
+def locomo(path: str, limit: int | None) -> Dataset:
+    batches = load_locomo(path, limit=limit)
+    return Dataset("locomo", [in_project(b, f"locomo-{b.hidden['conversation']}") for b in batches])
+
+
+class Prober:
+    """``GET /cases?limit=1`` every 0.1 s on a thread of its own; latencies in ms."""
+
+    def __init__(self, url: str, project: str) -> None:
+        self.url, self.project = url, project
+        self.latencies: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        with httpx.Client(base_url=self.url, timeout=60) as c:
+            while not self._stop.is_set():
+                started = time.perf_counter()
+                c.get("/cases", params={"project": self.project, "limit": 1})
+                self.latencies.append((time.perf_counter() - started) * 1000)
+                time.sleep(0.1)
+
+    def __enter__(self) -> Prober:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def figures(self) -> dict[str, float]:
+        values = self.latencies or [0.0]
+        return {
+            "requests": len(self.latencies),
+            "p50_ms": round(statistics.median(values), 1),
+            "p95_ms": round(percentile(values, 95), 1),
+            "max_ms": round(max(values), 1),
+        }
+
+
+def run_job(client: httpx.Client, project: str) -> dict[str, Any]:
+    started = client.post("/attribution-jobs", params={"project": project}, json={"refresh": True})
+    if started.status_code != 202:
+        raise RuntimeError(f"job for {project}: {started.text[:500]}")
+    return started.json()  # type: ignore[no-any-return]
+
+
+def wait_all(client: httpx.Client, jobs: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """Poll every job (project -> id) until none is running; the jobs as they ended."""
+    ended: dict[str, dict[str, Any]] = {}
+    while len(ended) < len(jobs):
+        for project, job_id in jobs.items():
+            if project in ended:
+                continue
+            job = client.get(f"/attribution-jobs/{job_id}", params={"project": project}).json()
+            if job["status"] != "running":
+                ended[project] = job
+        time.sleep(0.1)
+    return ended
+
+
+def job_results(client: httpx.Client, project: str, job_id: str) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    while True:
+        page = client.get(
+            f"/attribution-jobs/{job_id}/results",
+            params={"project": project, "skip": len(out), "limit": 1000},
+        ).json()
+        out.update({r["case_id"]: r for r in page})
+        if len(page) < 1000:
+            return out
+
+
+def jobs_pass(
+    client: httpx.Client, projects: list[str], together: bool
+) -> tuple[float, dict[str, dict[str, Any]]]:
+    """Wall seconds of attributing every project's failed cases through jobs, and the jobs."""
+    started = time.perf_counter()
+    ended: dict[str, dict[str, Any]] = {}
+    if together:
+        ids = {p: run_job(client, p)["id"] for p in projects}
+        ended = wait_all(client, ids)
+    else:
+        for p in projects:
+            ended.update(wait_all(client, {p: run_job(client, p)["id"]}))
+    return time.perf_counter() - started, ended
+
+
+def summary(name: str, cases: int, wall: float, jobs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    failed = sum(j["failed"] for j in jobs.values())
+    statuses = sorted({j["status"] for j in jobs.values()})
+    row = {
+        "mode": name,
+        "cases": cases,
+        "seconds": round(wall, 2),
+        "cases_per_s": round(cases / wall, 2),
+        "failed_cases": failed,
+        "job_statuses": statuses,
+    }
+    print(f"  {name:28} {cases:5} cases {wall:7.1f} s {cases / wall:7.1f} cases/s", flush=True)
+    return row
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="2 conversations")
+    parser.add_argument("--locomo", default="../shared/data/locomo10")
+    args = parser.parse_args(argv)
+    dataset = locomo(str(REPO / args.locomo), 2 if args.quick else None)
+    projects = sorted({b.batch["project"] for b in dataset.batches})
+    cases = dataset.cases()
+    failed = sum(
+        1 for b in dataset.batches for c in b.batch["cases"] if c.get("verdict") == "failed"
+    )
+    print(f"LoCoMo: {len(projects)} projects, {failed} failed cases", flush=True)
+    figures: dict[str, Any] = {
+        "command": "python -m benchmarks.attribution_job " + " ".join(argv or sys.argv[1:]),
+        "dataset": dataset.sizes(),
+        "failed_cases": failed,
+    }
+    rows: list[dict[str, Any]] = []
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        fresh_neo4j() as local,
+        run_service(local.uri, Path(tmp)) as service,
+        httpx.Client(base_url=service.url, timeout=600) as client,
+    ):
+        print(f"ingested in {ingest(client, dataset.batches):.1f} s", flush=True)
+        with Prober(service.url, projects[0]) as idle:
+            time.sleep(5)
+        figures["idle_probe"] = idle.figures()
+
+        records, wall = asyncio.run(attribute_all(service.url, "heuristic", cases, concurrency=2))
+        print(
+            f"  {'per request (2 at a time)':28} {len(records):5} cases {wall:7.1f} s "
+            f"{len(records) / wall:7.1f} cases/s",
+            flush=True,
+        )
+        rows.append(
+            {
+                "mode": "POST /attribute, 2 at a time",
+                "cases": len(records),
+                "seconds": round(wall, 2),
+                "cases_per_s": round(len(records) / wall, 2),
+            }
+        )
+        per_request = {(r["project"], r["case_id"]): r for r in records}
+
+        with Prober(service.url, projects[0]) as sequential_probe:
+            wall, ended = jobs_pass(client, projects, together=False)
+        rows.append(summary("jobs, one project at a time", failed, wall, ended))
+        rows[-1]["probe"] = sequential_probe.figures()
+
+        with Prober(service.url, projects[0]) as together_probe:
+            wall, ended = jobs_pass(client, projects, together=True)
+        rows.append(summary("jobs, all projects at once", failed, wall, ended))
+        rows[-1]["probe"] = together_probe.figures()
+
+        same = differ = 0
+        job_records = []
+        by_ref: dict[tuple[str, str], CaseRef] = {(c.project, c.case_id): c for c in cases}
+        for project, job in ended.items():
+            for case_id, result in job_results(client, project, job["id"]).items():
+                ref = by_ref.get((project, case_id))
+                if ref is None:
+                    continue
+                job_records.append(record_of(ref, "job", result, 0.0))
+                alone = per_request[(project, case_id)]
+                fields = ("status", "error_type", "op_id")
+                if all(alone.get(f) == job_records[-1].get(f) for f in fields):
+                    same += 1
+                else:
+                    differ += 1
+        figures["agreement_with_per_request"] = {"same": same, "differ": differ}
+        figures["op_accuracy"] = {
+            "per_request": round(sum(map(op_correct, records)) / len(records), 3),
+            "job": round(sum(map(op_correct, job_records)) / max(len(job_records), 1), 3),
+        }
+    figures["rows"] = rows
+    print(f"agreement with per-request results: {same} same, {differ} differ", flush=True)
+    print(f"op accuracy: {figures['op_accuracy']}", flush=True)
+    print(f"GET /cases latency idle: {figures['idle_probe']}", flush=True)
+    for row in rows:
+        if "probe" in row:
+            print(f"  during {row['mode']}: {row['probe']}", flush=True)
+    path = save("attribution_job", figures)
+    print(f"written to {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,16 @@
+// One attribution job with its progress, counted from the states of its COVERS relationships
+// (no state yet: pending), and its first failures. `stale` says that a running job's runner
+// has not been heard of for $stale_s seconds (its process stopped: the job is interrupted).
+// $params: project (string), job_id (string), stale_s (int), failures (int: at most this many)
+MATCH (j:AttributionJob {project: $project, id: $job_id})
+RETURN j {.*} AS job,
+       j.status = 'running' AND j.heartbeat_at < datetime() - duration({seconds: $stale_s}) AS stale,
+       COLLECT {
+         MATCH (j)-[r:COVERS]->(:Case)
+         WITH r.state AS state, count(*) AS n
+         RETURN {state: state, n: n}
+       } AS counts,
+       COLLECT {
+         MATCH (j)-[r:COVERS {state: 'failed'}]->(c:Case)
+         RETURN {case_id: c.id, message: r.message} ORDER BY c.id LIMIT $failures
+       } AS failures

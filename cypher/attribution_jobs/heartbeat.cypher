@@ -1,0 +1,10 @@
+// The runner says it is alive; answers whether it still owns a running job (false: the job was
+// stopped, or resumed by another runner, and this runner should end).
+// $params: project (string), job_id (string), runner (string)
+MATCH (j:AttributionJob {project: $project, id: $job_id})
+WITH j, j.status = 'running' AND j.runner = $runner AS owned
+CALL (j, owned) {
+  WITH j WHERE owned
+  SET j.heartbeat_at = datetime()
+}
+RETURN owned

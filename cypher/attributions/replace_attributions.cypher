@@ -1,0 +1,20 @@
+// Stores attributions, each linked to its case and, when one was named, to the blamed
+// operation, deleting every attribution the case had before (a store written before the case
+// lock may hold several). Run after attributions/lock_cases on the same cases in the same
+// transaction; without that lock two concurrent writers could each delete nothing and both
+// create one.
+// $params: project (string),
+//          rows (list of map: case_id (string), operation_id (string or null),
+//                props (map: status, error_type, confidence, reason, result (JSON string),
+//                       created_at, judge, model, job (string or null: the job that stored it)))
+UNWIND $rows AS row
+MATCH (c:Case {project: $project, id: row.case_id})
+CALL (c) {
+  OPTIONAL MATCH (c)-[:ATTRIBUTED]->(old:Attribution)
+  DETACH DELETE old
+}
+CREATE (c)-[:ATTRIBUTED]->(a:Attribution {project: $project, case_id: row.case_id})
+SET a += row.props
+WITH a, row
+OPTIONAL MATCH (o:Operation {project: $project, id: row.operation_id})
+FOREACH (_ IN CASE WHEN o IS NULL THEN [] ELSE [1] END | CREATE (a)-[:BLAMES]->(o))

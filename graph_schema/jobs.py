@@ -1,0 +1,50 @@
+"""What the API returns about attribution jobs (``/attribution-jobs``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+JobStatus = Literal["running", "interrupted", "stopped", "completed", "failed"]
+"""``running``: a runner works on it. ``interrupted``: it was running, but its runner has not
+been heard of for a while (the service stopped); resume it. ``stopped``: asked to stop; resume
+it. ``completed``: every case is done. ``failed``: the runner hit an unexpected error."""
+
+
+class JobFailure(BaseModel):
+    """A case the job could not attribute, and why."""
+
+    case_id: str
+    message: str | None = None
+
+
+class AttributionJob(BaseModel):
+    """An attribution job over every failed case a project had when it started."""
+
+    id: str
+    project: str
+    status: JobStatus
+    judge: str
+    refresh: bool = Field(description="Cases with a stored attribution are attributed again.")
+    total: int = Field(description="Cases the job covers (the failed cases at its start).")
+    done: int = Field(description="Cases finished: attributed + skipped + failed.")
+    attributed: int = Field(description="Cases attributed and stored by this job.")
+    skipped: int = Field(description="Cases skipped: they had a stored attribution.")
+    failed: int = Field(description="Cases that could not be attributed (see failures).")
+    failures: list[JobFailure] = Field(description="The first failures, in case id order.")
+    error: str | None = Field(None, description="Why the job failed, when it did.")
+    created_at: datetime
+    updated_at: datetime | None = None
+    finished_at: datetime | None = None
+
+
+class AttributionJobRequest(BaseModel):
+    """Body of ``POST /attribution-jobs``; every field optional."""
+
+    judge: Literal["heuristic", "llm"] = "heuristic"
+    refresh: bool = Field(
+        False, description="Attribute cases that have a stored attribution again."
+    )
+    max_llm_calls: int | None = Field(None, ge=0, le=100, description="Per case (llm judge).")

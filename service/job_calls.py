@@ -1,0 +1,89 @@
+"""The CLI's calls to ``/attribution-jobs``: start or resume a job, follow it with a progress
+bar, stop it on Ctrl-C, and read its results."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from service.client_calls import ServiceRequestError, checked
+
+POLL_S = 0.5
+
+
+def _accepted(response: httpx.Response) -> Any:
+    """The JSON of a 202 (or 200); otherwise ``ServiceRequestError`` as ``checked`` raises it."""
+    if response.status_code == 202:
+        return response.json()
+    return checked(response)
+
+
+def start_job(client: httpx.Client, project: str, judge: str, refresh: bool) -> dict[str, Any]:
+    """Start a job over every failed case of ``project``."""
+    body = {"judge": judge, "refresh": refresh}
+    response = client.post("/attribution-jobs", params={"project": project}, json=body)
+    return _accepted(response)  # type: ignore[no-any-return]
+
+
+def resume_job(client: httpx.Client, project: str, job_id: str) -> dict[str, Any]:
+    """Resume a stopped or interrupted job."""
+    response = client.post(f"/attribution-jobs/{job_id}/resume", params={"project": project})
+    return _accepted(response)  # type: ignore[no-any-return]
+
+
+def progress_line(job: dict[str, Any]) -> str:
+    return (
+        f"{job['done']} of {job['total']} cases done: {job['attributed']} attributed, "
+        f"{job['skipped']} skipped, {job['failed']} failed"
+    )
+
+
+def follow_job(
+    client: httpx.Client, project: str, job: dict[str, Any], console: Console
+) -> dict[str, Any]:
+    """Show the job's progress until it is no longer running; the job as it ended.
+
+    Ctrl-C stops the job (what it stored is kept) and re-raises ``KeyboardInterrupt``.
+    """
+    path = f"/attribution-jobs/{job['id']}"
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("cases"),
+        TimeElapsedColumn(),
+    )
+    try:
+        with Progress(*columns, console=console, transient=True) as bar:
+            task = bar.add_task("attributing", total=job["total"])
+            while job["status"] == "running":
+                time.sleep(POLL_S)
+                job = checked(client.get(path, params={"project": project}))
+                failed = f"attributing ({job['failed']} failed)"
+                bar.update(task, completed=job["done"], description=failed)
+    except KeyboardInterrupt:
+        checked(client.post(f"{path}/stop", params={"project": project}))
+        raise
+    return job
+
+
+def job_results(client: httpx.Client, project: str, job_id: str) -> list[dict[str, Any]]:
+    """Every stored attribution of the job's cases, in case id order."""
+    results: list[dict[str, Any]] = []
+    while True:
+        page = checked(
+            client.get(
+                f"/attribution-jobs/{job_id}/results",
+                params={"project": project, "skip": len(results), "limit": 1000},
+            )
+        )
+        results += page
+        if len(page) < 1000:
+            return results
+
+
+__all__ = ["ServiceRequestError", "follow_job", "job_results", "resume_job", "start_job"]

@@ -1,0 +1,103 @@
+"""Attribution jobs: attributing every failed case of a project as one job that shows its
+progress, can be stopped and resumed, and outlives the service process (its state is in Neo4j).
+
+Starting a job fixes its cases (the project's failed cases at that moment). A case with a stored
+attribution is skipped unless the job asks for ``refresh``; a case the job has finished is never
+done again by it, whether it was stopped, interrupted or resumed in between. The work itself runs
+on the process's job worker (:mod:`service.services.job_runner`), off the request loop.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from neo4j import AsyncSession
+
+from graph_schema.jobs import AttributionJob, AttributionJobRequest
+from service.attribution.models import AttributeRequest, AttributionResult
+from service.errors import Conflict, NotFound
+from service.repository import attribution_jobs as jobs
+from service.services.attribution import build_judge, close_judge
+from service.services.job_runner import JobSpec, worker
+from service.settings import Settings
+
+
+def _attribute_request(judge: str, refresh: bool, max_llm_calls: int | None) -> AttributeRequest:
+    return AttributeRequest.model_validate(
+        {"judge": judge, "refresh": refresh, "max_llm_calls": max_llm_calls}
+    )
+
+
+def _not_found(project: str, job_id: str) -> NotFound:
+    return NotFound(
+        f"no attribution job {job_id!r} in project {project!r}",
+        details=[{"loc": ["path", "job_id"], "msg": "not found"}],
+    )
+
+
+async def start_job(
+    session: AsyncSession, project: str, request: AttributionJobRequest, settings: Settings
+) -> AttributionJob:
+    """Create a job over the project's failed cases and start its runner; ``Conflict`` when the
+    project has an active job, ``InvalidInput`` when the judge cannot run here."""
+    attribute = _attribute_request(request.judge, request.refresh, request.max_llm_calls)
+    await close_judge(build_judge(attribute, settings))  # refuse an llm judge without endpoint
+    runner = uuid.uuid4().hex
+    job = await jobs.create(
+        session,
+        project,
+        uuid.uuid4().hex,
+        runner,
+        request.judge,
+        request.refresh,
+        request.max_llm_calls,
+    )
+    worker(settings).submit(JobSpec(project, job.id, runner, attribute))
+    return job
+
+
+async def get_job(session: AsyncSession, project: str, job_id: str) -> AttributionJob:
+    job = await jobs.get(session, project, job_id)
+    if job is None:
+        raise _not_found(project, job_id)
+    return job
+
+
+async def list_jobs(
+    session: AsyncSession, project: str, skip: int, limit: int
+) -> list[AttributionJob]:
+    return await jobs.list_jobs(session, project, skip, limit)
+
+
+async def stop_job(session: AsyncSession, project: str, job_id: str) -> AttributionJob:
+    """Stop a running or interrupted job (its runner ends after the batch in hand, whose results
+    are kept); a job in another state is returned as it is."""
+    if await jobs.stop(session, project, job_id) is None:
+        raise _not_found(project, job_id)
+    return await get_job(session, project, job_id)
+
+
+async def resume_job(
+    session: AsyncSession, project: str, job_id: str, settings: Settings
+) -> AttributionJob:
+    """Give a stopped or interrupted job a new runner, which goes on with its pending cases."""
+    runner = uuid.uuid4().hex
+    stored = await jobs.resume(session, project, job_id, runner)
+    if stored is None:
+        job = await get_job(session, project, job_id)
+        raise Conflict(
+            f"attribution job {job_id!r} is {job.status}: only a stopped or interrupted job can "
+            "be resumed",
+            details=[{"loc": ["path", "job_id"], "msg": f"job is {job.status}"}],
+        )
+    attribute = _attribute_request(**stored)
+    worker(settings).submit(JobSpec(project, job_id, runner, attribute))
+    return await get_job(session, project, job_id)
+
+
+async def job_results(
+    session: AsyncSession, project: str, job_id: str, skip: int, limit: int
+) -> list[AttributionResult]:
+    """The stored attributions of the job's cases, in case id order."""
+    await get_job(session, project, job_id)
+    return await jobs.results(session, project, job_id, skip, limit)

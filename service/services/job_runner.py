@@ -1,0 +1,273 @@
+"""Running attribution jobs: one worker thread per process, with its own event loop and driver.
+
+Why a thread of its own: a job reads and decodes thousands of subgraphs and walks them in
+Python. On the request loop that would hold up every other request for as long as the job runs;
+on its own thread the request loop keeps answering (it shares the interpreter, so it gets slower,
+not stuck). An async Neo4j driver and an HTTP client belong to the event loop that made them, so
+the worker makes its own driver (one per process, on the first job; the request driver is still
+the one made in the lifespan) and its own embedder.
+
+A runner works through its job's pending cases in id order, in chunks: ``CHUNK_WORKERS`` chunks
+at a time, each read in one read transaction, attributed (``CASES_IN_FLIGHT`` cases at a time
+over all chunks, so the reads and LLM calls of some overlap the walks of others), then stored
+and marked done in one write transaction. Beside it a heartbeat says every ``HEARTBEAT_S`` that
+the runner is alive, and learns when the job was stopped or handed to another runner.
+
+When the process stops, its runners stop with it; the job stays ``running`` in Neo4j with a
+heartbeat that ages, is shown as ``interrupted`` after ``STALE_S``, and is resumed by the user
+(``POST /attribution-jobs/{id}/resume`` or ``memtrace attribute --resume``). A restarted service
+does not resume jobs by itself: the stop may have been the job's own doing (memory, an LLM
+endpoint gone wrong), several service processes would race for the same job, and the user who
+restarts a service should decide what it runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from dataclasses import dataclass, field
+
+from neo4j import AsyncDriver, AsyncSession
+
+from service.attribution.judges.base import Judge
+from service.attribution.models import AttributeRequest
+from service.attribution.search import EndpointEmbedder
+from service.db import create_driver
+from service.errors import MemTraceError, StoreUnavailable
+from service.repository import attribution_jobs as jobs
+from service.repository import attributions
+from service.repository.attribution_jobs import HEARTBEAT_S, CaseOutcome, PendingCase
+from service.services.attribution import (
+    RepositorySource,
+    attribute_inputs,
+    build_judge,
+    check_case,
+    close_judge,
+    new_embedder,
+)
+from service.settings import Settings
+
+log = logging.getLogger(__name__)
+
+CHUNK = 16
+"""Cases per chunk: one read and one write transaction each. Large enough that transaction
+overhead is small, small enough that a stop takes effect soon and an interruption loses little."""
+CHUNK_WORKERS = 4
+"""Chunks in work at once: enough that Neo4j's share of a chunk (reads, the write) overlaps the
+walks of others."""
+CASES_IN_FLIGHT = 8
+"""Cases walked at once over all chunks (their evidence reads and LLM calls overlap)."""
+PAGE = 1000
+"""Pending case ids read at a time."""
+STORE_RETRIES = 5
+"""Neo4j unreachable this many times in a row (2 s apart): the runner ends, the job's heartbeat
+ages, and it shows as interrupted."""
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """What a runner needs to know about its job."""
+
+    project: str
+    job_id: str
+    runner: str
+    request: AttributeRequest
+
+
+@dataclass
+class _Run:
+    """One runner's state shared with its heartbeat."""
+
+    spec: JobSpec
+    owned: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class JobWorker:
+    """The process's job thread. ``submit`` from any thread; runners run on the worker's loop."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._loop = asyncio.new_event_loop()
+        self._driver: AsyncDriver | None = None
+        self._thread = threading.Thread(target=self._serve, name="attribution-jobs", daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_forever()
+
+    def submit(self, spec: JobSpec) -> None:
+        """Start a runner for the job (a resumed job's earlier runner ends at its next step)."""
+        asyncio.run_coroutine_threadsafe(self._run(spec), self._loop)
+
+    async def _run(self, spec: JobSpec) -> None:
+        if self._driver is None:
+            self._driver = create_driver(self._settings)
+        try:
+            await run_job(self._driver, self._settings, spec)
+        except Exception as e:  # a runner never dies silently
+            log.error("attribution job %s crashed: %s", spec.job_id, type(e).__name__, exc_info=e)
+
+
+_worker: JobWorker | None = None
+_worker_lock = threading.Lock()
+
+
+def worker(settings: Settings) -> JobWorker:
+    """The process's job worker, started on first use with the settings of the app that asks
+    first (a process serves one app)."""
+    global _worker
+    with _worker_lock:
+        if _worker is None:
+            _worker = JobWorker(settings)
+        return _worker
+
+
+async def run_job(driver: AsyncDriver, settings: Settings, spec: JobSpec) -> None:
+    """Attribute the job's pending cases until none is left, the job is stopped or resumed by
+    another runner, or Neo4j stays unreachable."""
+    run = _Run(spec)
+    run.owned.set()
+    database = settings.neo4j_database
+    beat = asyncio.create_task(_heartbeat(driver, database, run))
+    try:
+        await _work(driver, settings, run)
+    finally:
+        beat.cancel()
+
+
+@dataclass
+class _Shared:
+    """What every case of a job shares: the driver (a session per case in flight), the
+    embedder, and the bound on cases in flight. (The engine keeps one search index per case
+    scope in the process, so a job's cases of one conversation search it once.)"""
+
+    driver: AsyncDriver
+    settings: Settings
+    embedder: EndpointEmbedder | None
+    in_flight: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(CASES_IN_FLIGHT))
+
+
+async def _work(driver: AsyncDriver, settings: Settings, run: _Run) -> None:
+    spec = run.spec
+    shared = _Shared(driver, settings, new_embedder(settings))
+    failures = 0
+    async with driver.session(database=settings.neo4j_database) as session:
+        while run.owned.is_set():
+            try:
+                if not await jobs.next_cases(session, spec.project, spec.job_id, "", 1):
+                    await jobs.finish(session, spec.project, spec.job_id, spec.runner, "completed")
+                    log.info("attribution job %s completed", spec.job_id)
+                    return
+                await _pass(shared, run)
+                failures = 0
+            except StoreUnavailable:
+                failures += 1
+                if failures >= STORE_RETRIES:
+                    log.warning("attribution job %s: neo4j unreachable; leaving it", spec.job_id)
+                    return
+                await asyncio.sleep(2)
+            except Exception as e:
+                name = type(e).__name__
+                log.error("attribution job %s failed: %s", spec.job_id, name, exc_info=e)
+                error = f"unexpected {type(e).__name__}; see the service log"
+                await jobs.finish(session, spec.project, spec.job_id, spec.runner, "failed", error)
+                return
+    log.info("attribution job %s: runner %s ends (stopped or resumed)", spec.job_id, spec.runner)
+
+
+async def _pass(shared: _Shared, run: _Run) -> None:
+    """One pass over the pending cases, in id order: a reader pages through them and hands
+    chunks to ``CHUNK_WORKERS`` workers, each reading its chunk's inputs in one read
+    transaction, attributing them, and recording them in one write transaction. While one
+    worker waits for Neo4j, the others walk their cases."""
+    spec = run.spec
+    database = shared.settings.neo4j_database
+    chunks: asyncio.Queue[list[PendingCase] | None] = asyncio.Queue(CHUNK_WORKERS)
+
+    async def read_pending() -> None:
+        after = ""
+        try:
+            async with shared.driver.session(database=database) as session:
+                while run.owned.is_set():
+                    page = await jobs.next_cases(session, spec.project, spec.job_id, after, PAGE)
+                    for start in range(0, len(page), CHUNK):
+                        await chunks.put(page[start : start + CHUNK])
+                    if len(page) < PAGE:
+                        return
+                    after = page[-1].case_id
+        finally:
+            for _ in range(CHUNK_WORKERS):
+                await chunks.put(None)
+
+    async def work_chunks() -> None:
+        async with shared.driver.session(database=database) as session:
+            while (chunk := await chunks.get()) is not None:
+                if not run.owned.is_set():
+                    continue  # drain: the job was stopped or taken over
+                outcomes = await attribute_batch(session, shared, spec, chunk)
+                if not await jobs.record_batch(
+                    session, spec.project, spec.job_id, spec.runner, outcomes
+                ):
+                    run.owned.clear()
+
+    tasks = [asyncio.create_task(read_pending())]
+    tasks += [asyncio.create_task(work_chunks()) for _ in range(CHUNK_WORKERS)]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:  # one failed: the others would wait for it forever
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+async def _heartbeat(driver: AsyncDriver, database: str, run: _Run) -> None:
+    spec = run.spec
+    async with driver.session(database=database) as session:
+        while run.owned.is_set():
+            await asyncio.sleep(HEARTBEAT_S)
+            try:
+                if not await jobs.heartbeat(session, spec.project, spec.job_id, spec.runner):
+                    run.owned.clear()
+            except StoreUnavailable:
+                pass  # the runner sees it too and decides
+
+
+async def attribute_batch(
+    session: AsyncSession, shared: _Shared, spec: JobSpec, pending: list[PendingCase]
+) -> list[CaseOutcome]:
+    """The outcome of each pending case: skipped (a stored attribution, and no refresh), failed
+    (it cannot be attributed: no answer unit, gone), or attributed with its result."""
+    refresh = spec.request.refresh
+    outcomes = [CaseOutcome(p.case_id, "skipped") for p in pending if p.attributed and not refresh]
+    todo = [p.case_id for p in pending if refresh or not p.attributed]
+    if not todo:
+        return outcomes
+    settings = shared.settings
+    limit = settings.attribution_graph_limit
+    inputs = await attributions.case_graphs(session, spec.project, todo, limit)
+
+    async def one(case_id: str) -> CaseOutcome:
+        async with shared.in_flight:
+            judge: Judge | None = None
+            try:
+                check_case(spec.project, case_id, inputs[case_id].case)
+                judge = build_judge(spec.request, settings)
+                async with shared.driver.session(database=settings.neo4j_database) as own:
+                    source = RepositorySource(own, spec.project, limit, {}, shared.embedder)
+                    result = await attribute_inputs(inputs[case_id], judge, source)
+            except StoreUnavailable:
+                raise
+            except MemTraceError as e:
+                return CaseOutcome(case_id, "failed", message=e.message)
+            except Exception as e:
+                log.warning("attribution job %s: case failed: %s", spec.job_id, type(e).__name__)
+                return CaseOutcome(case_id, "failed", message=f"unexpected {type(e).__name__}")
+            finally:
+                if judge is not None:
+                    await close_judge(judge)
+            return CaseOutcome(case_id, "attributed", result=result)
+
+    return outcomes + list(await asyncio.gather(*(one(c) for c in todo)))

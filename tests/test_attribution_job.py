@@ -1,0 +1,368 @@
+"""Attribution jobs (``/attribution-jobs``, ``memtrace attribute --all-failed``) against the
+running service and a real Neo4j: progress, skipping stored results, stop and resume, and a
+service stopped mid-job (kill -9) then restarted and the job resumed: every failed case
+attributed exactly once, counted in Neo4j directly."""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from neo4j import Driver
+
+from tests.servers import Neo4jHandle, ServiceHandle, run_service
+from tests.test_cli import memtrace
+from tests.test_isolation import (
+    ADMIN_KEY,
+    ALLOWED,
+    KEYS,
+    PROJECTS,
+    keyed,  # noqa: F401  (the service with API keys, a fixture)
+)
+from tests.traces import demo_batch
+
+ODD_PREFIX = "a/b c-é-"
+"""Case ids with a slash, a space and non-ASCII: a client building /attribute/{id} URLs trips
+on them; the job never builds one."""
+
+
+def _prefixed(prefix: str, ref: str | dict[str, Any]) -> str | dict[str, Any]:
+    """A unit reference (an id, or a unit defined in place) with its ids prefixed."""
+    if isinstance(ref, str):
+        return prefix + ref
+    ref["id"] = prefix + ref["id"]
+    if "memory_id" in ref.get("attributes", {}):
+        ref["attributes"]["memory_id"] = prefix + ref["attributes"]["memory_id"]
+    return ref
+
+
+def demo_copies(project: str, n: int, odd_first: bool = True) -> dict[str, Any]:
+    """``n`` copies of the example trace in one batch (5 failed cases each), every id prefixed
+    by its copy (the first with ``ODD_PREFIX`` when ``odd_first``)."""
+    demo = demo_batch(project)
+    batch: dict[str, Any] = {"project": project, "units": [], "operations": [], "cases": []}
+    for i in range(n):
+        p = ODD_PREFIX if (i == 0 and odd_first) else f"k{i:03d}-"
+        for unit in copy.deepcopy(demo["units"]):
+            unit["id"] = p + unit["id"]
+            batch["units"].append(unit)
+        for op in copy.deepcopy(demo["operations"]):
+            op["id"] = p + op["id"]
+            op["inputs"] = [_prefixed(p, u) for u in op["inputs"]]
+            op["outputs"] = [_prefixed(p, u) for u in op["outputs"]]
+            batch["operations"].append(op)
+        for case in copy.deepcopy(demo["cases"]):
+            case["id"] = p + case["id"]
+            case["answer_unit"] = p + case["answer_unit"]
+            case["evidence_units"] = [p + u for u in case.get("evidence_units", [])]
+            batch["cases"].append(case)
+    return batch
+
+
+def failed_ids(batch: dict[str, Any]) -> set[str]:
+    return {c["id"] for c in batch["cases"] if c["verdict"] == "failed"}
+
+
+def wait_for(
+    client: httpx.Client, project: str, job_id: str, statuses: set[str], timeout_s: float = 240
+) -> dict[str, Any]:
+    """Poll the job until its status is one of ``statuses`` (a deadline, not a timing check)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        job = client.get(f"/attribution-jobs/{job_id}", params={"project": project}).json()
+        if job["status"] in statuses:
+            return job
+        assert time.monotonic() < deadline, f"job still {job['status']}: {job}"
+        time.sleep(0.2)
+
+
+def attributions_in_neo4j(driver: Driver, project: str) -> dict[str, list[dict[str, Any]]]:
+    """Every stored Attribution of the project by case id: (job, created_at) of each."""
+    records, _, _ = driver.execute_query(
+        "MATCH (a:Attribution {project: $project}) "
+        "RETURN a.case_id AS case_id, a.job AS job, a.created_at AS created_at",
+        project=project,
+    )
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        out.setdefault(r["case_id"], []).append({"job": r["job"], "created_at": r["created_at"]})
+    return out
+
+
+def start(client: httpx.Client, project: str, **body: Any) -> httpx.Response:
+    return client.post("/attribution-jobs", params={"project": project}, json=body or None)
+
+
+def test_a_job_attributes_every_failed_case_once(
+    client: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    batch = demo_copies(project, 4)
+    assert client.post("/traces", json=batch).status_code == 200
+    started = start(client, project)
+    assert started.status_code == 202, started.text
+    job = started.json()
+    assert (job["status"], job["total"], job["judge"]) == ("running", 20, "heuristic")
+
+    done = wait_for(client, project, job["id"], {"completed"})
+    assert (done["done"], done["attributed"], done["skipped"], done["failed"]) == (20, 20, 0, 0)
+    stored = attributions_in_neo4j(neo4j_driver, project)
+    assert set(stored) == failed_ids(batch)  # the odd ids too; the passed cases not
+    assert all(len(s) == 1 and s[0]["job"] == job["id"] for s in stored.values())
+
+    results = client.get(
+        f"/attribution-jobs/{job['id']}/results", params={"project": project, "limit": 7}
+    ).json()
+    assert [r["case_id"] for r in results] == sorted(failed_ids(batch))[:7]
+    listed = client.get("/attribution-jobs", params={"project": project}).json()
+    assert [j["id"] for j in listed] == [job["id"]]
+    # The same results as one request at a time gives.
+    alone = client.post(
+        "/attribute/k001-case-2", params={"project": project}, json={"refresh": True}
+    ).json()
+    in_job = next(r for r in results if r["case_id"] == "k001-case-2")
+    for key in ("status", "error_type", "operation", "confidence", "evidence_path"):
+        assert alone[key] == in_job[key], key
+
+
+def test_stored_results_are_skipped_unless_refresh(
+    client: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    batch = demo_copies(project, 2, odd_first=False)
+    assert client.post("/traces", json=batch).status_code == 200
+    first = client.post("/attribute/k001-case-4", params={"project": project}).json()
+
+    job = wait_for(client, project, start(client, project).json()["id"], {"completed"})
+    assert (job["total"], job["attributed"], job["skipped"]) == (10, 9, 1)
+    kept = attributions_in_neo4j(neo4j_driver, project)["k001-case-4"]
+    assert len(kept) == 1 and kept[0]["job"] is None  # the one stored by the request
+    assert client.post("/attribute/k001-case-4", params={"project": project}).json() == first
+
+    again = wait_for(
+        client, project, start(client, project, refresh=True).json()["id"], {"completed"}
+    )
+    assert (again["attributed"], again["skipped"]) == (10, 0)
+    stored = attributions_in_neo4j(neo4j_driver, project)
+    assert all(len(s) == 1 and s[0]["job"] == again["id"] for s in stored.values())
+
+
+def test_one_active_job_per_project_stop_and_resume(
+    client: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    batch = demo_copies(project, 60)
+    assert client.post("/traces", json=batch).status_code == 200
+    job = start(client, project).json()
+    second = start(client, project)
+    assert second.status_code == 409
+    assert second.json()["details"][0]["job"] == job["id"]
+
+    stopped = client.post(f"/attribution-jobs/{job['id']}/stop", params={"project": project})
+    assert stopped.status_code == 200
+    assert stopped.json()["status"] == "stopped"
+    time.sleep(1)  # the runner ends after the batch in hand
+    paused = client.get(f"/attribution-jobs/{job['id']}", params={"project": project}).json()
+    assert paused["status"] == "stopped"
+
+    resumed = client.post(f"/attribution-jobs/{job['id']}/resume", params={"project": project})
+    assert resumed.status_code == 202, resumed.text
+    done = wait_for(client, project, job["id"], {"completed"})
+    assert (done["done"], done["attributed"], done["total"]) == (300, 300, 300)
+    stored = attributions_in_neo4j(neo4j_driver, project)
+    assert set(stored) == failed_ids(batch)
+    assert all(len(s) == 1 for s in stored.values())
+
+    again = client.post(f"/attribution-jobs/{job['id']}/resume", params={"project": project})
+    assert again.status_code == 409
+    assert "completed" in again.json()["message"]
+
+
+def test_a_job_survives_the_service_being_killed(
+    neo4j: Neo4jHandle, workdir: Path, project: str, neo4j_driver: Driver
+) -> None:
+    env = {"MEMTRACE_NEO4J_USER": neo4j.user, "MEMTRACE_NEO4J_PASSWORD": neo4j.password}
+    batch = demo_copies(project, 120)
+    total = len(failed_ids(batch))
+    with run_service(neo4j.uri, workdir, **env) as first:
+        with httpx.Client(base_url=first.url, timeout=60) as c:
+            assert c.post("/traces", json=batch).status_code == 200
+            job = start(c, project).json()
+            while True:  # kill it once some results are stored, before it is done
+                seen = c.get(f"/attribution-jobs/{job['id']}", params={"project": project}).json()
+                if seen["done"] > 0:
+                    break
+                time.sleep(0.05)
+        first.process.kill()
+        first.process.wait()
+    before = attributions_in_neo4j(neo4j_driver, project)
+    assert 0 < len(before) < total, "the job must be interrupted mid-way"
+
+    with (
+        run_service(neo4j.uri, workdir, **env) as second,
+        httpx.Client(base_url=second.url, timeout=60) as c,
+    ):
+        interrupted = wait_for(c, project, job["id"], {"interrupted"}, timeout_s=60)
+        assert 0 < interrupted["done"] < total
+        blocked = start(c, project)  # an interrupted job still holds the project
+        assert blocked.status_code == 409
+        resumed = c.post(f"/attribution-jobs/{job['id']}/resume", params={"project": project})
+        assert resumed.status_code == 202, resumed.text
+        done = wait_for(c, project, job["id"], {"completed"})
+    assert (done["done"], done["attributed"], done["failed"]) == (total, total, 0)
+    after = attributions_in_neo4j(neo4j_driver, project)
+    assert set(after) == failed_ids(batch)
+    assert all(len(s) == 1 and s[0]["job"] == job["id"] for s in after.values())
+    # What was stored before the kill was not done again.
+    assert {k: v for k, v in after.items() if k in before} == before
+
+
+def test_job_errors(client: httpx.Client, project: str) -> None:
+    missing = client.get("/attribution-jobs/nope", params={"project": project})
+    assert missing.status_code == 404
+    assert missing.json()["error"] == "not_found"
+    assert (
+        client.post("/attribution-jobs/nope/stop", params={"project": project}).status_code == 404
+    )
+    assert (
+        client.post("/attribution-jobs/nope/resume", params={"project": project}).status_code == 404
+    )
+    llm = start(client, project, judge="llm")  # this service has no LLM endpoint
+    assert llm.status_code == 422
+    assert "MEMTRACE_LLM_BASE_URL" in llm.json()["message"]
+    bad = start(client, project, judge="oracle")
+    assert bad.status_code == 422
+
+    assert client.post("/traces", json=demo_batch(project)).status_code == 200
+    job = wait_for(client, project, start(client, project).json()["id"], {"completed"})
+    other = client.get(f"/attribution-jobs/{job['id']}", params={"project": project + "x"})
+    assert other.status_code == 404  # a job is seen only in its project
+
+
+def test_a_project_without_failed_cases_completes_empty(client: httpx.Client, project: str) -> None:
+    job = wait_for(client, project, start(client, project).json()["id"], {"completed"})
+    assert (job["total"], job["done"]) == (0, 0)
+
+
+def test_cli_all_failed_runs_a_job_with_progress(service: ServiceHandle, project: str) -> None:
+    batch = demo_copies(project, 3)
+    assert httpx.post(f"{service.url}/traces", json=batch, timeout=60).status_code == 200
+    done = memtrace("attribute", "--all-failed", "--project", project, "--url", service.url)
+    assert done.returncode == 0, done.stderr
+    assert "15 of 15 cases done: 15 attributed, 0 skipped, 0 failed" in done.stderr
+    assert f"{ODD_PREFIX}case-1" in done.stdout  # the table has every case, odd ids too
+
+    as_json = memtrace(
+        "attribute", "--all-failed", "--project", project, "--url", service.url, "--json"
+    )
+    assert as_json.returncode == 0, as_json.stderr
+    results = json.loads(as_json.stdout)
+    assert sorted(r["case_id"] for r in results) == sorted(failed_ids(batch))
+
+
+@pytest.mark.parametrize("judge", ["llm"])
+def test_cli_reports_a_refused_job(service: ServiceHandle, project: str, judge: str) -> None:
+    done = memtrace(
+        "attribute", "--all-failed", "--project", project, "--url", service.url, "--judge", judge
+    )
+    assert done.returncode == 1
+    assert "HTTP 422" in done.stderr
+
+
+def test_cli_resumes_a_stopped_job(service: ServiceHandle, project: str) -> None:
+    batch = demo_copies(project, 20, odd_first=False)
+    with httpx.Client(base_url=service.url, timeout=60) as c:
+        assert c.post("/traces", json=batch).status_code == 200
+        job = start(c, project).json()
+        stopped = c.post(f"/attribution-jobs/{job['id']}/stop", params={"project": project})
+        assert stopped.json()["status"] == "stopped"  # 100 cases take longer than one request
+    done = memtrace(
+        "attribute", "--resume", job["id"], "--project", project, "--url", service.url, "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"job {job['id']} completed: 100 of 100 cases done" in done.stderr
+    assert len(json.loads(done.stdout)) == 100
+
+
+# --- Isolation: the job endpoints x every way of naming a project x own and admin key ---------
+# (tests/test_isolation.py covers the other endpoints the same way; a job's id differs per
+# project, so its fixed-path table cannot name these.)
+
+
+def _send(url: str, method: str, path: str, key: str, naming: str, target: str) -> httpx.Response:
+    params: dict[str, str] = {}
+    headers: dict[str, str] = {}
+    cookies: dict[str, str] = {}
+    if naming == "cookie":
+        cookies["memtrace_key"] = key
+    else:
+        headers["Authorization"] = f"Bearer {key}"
+    if naming in ("query", "cookie"):
+        params["project"] = target
+    elif naming == "header":
+        headers["X-MemTrace-Project"] = target
+    body = {} if method == "POST" else None
+    with httpx.Client(base_url=url, timeout=60, cookies=cookies) as http:
+        return http.request(method, path, params=params, headers=headers, json=body)
+
+
+def _jobs_per_project(driver: Driver, projects: tuple[str, ...]) -> dict[str, int]:
+    records, _, _ = driver.execute_query(
+        "MATCH (j:AttributionJob) WHERE j.project IN $projects "
+        "RETURN j.project AS p, count(j) AS n",
+        projects=list(projects),
+    )
+    found = {r["p"]: r["n"] for r in records}
+    return {p: found.get(p, 0) for p in projects}
+
+
+def test_job_endpoints_act_on_the_authorised_project_only(
+    keyed: ServiceHandle,  # noqa: F811  (the fixture imported above)
+    neo4j_driver: Driver,
+) -> None:
+    admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    job_of: dict[str, str] = {}
+    with httpx.Client(base_url=keyed.url, timeout=60, headers=admin) as c:
+        for project in PROJECTS:
+            job_of[project] = start(c, project).json()["id"]
+            wait_for(c, project, job_of[project], {"completed"})
+
+    def settle(target: str) -> None:
+        with httpx.Client(base_url=keyed.url, timeout=60, headers=admin) as c:
+            for job in c.get("/attribution-jobs", params={"project": target}).json():
+                wait_for(c, target, job["id"], {"completed"})
+
+    for key_name, key in sorted(KEYS.items()):
+        for naming in ("query", "header", "cookie", "none"):
+            for target in ["default"] if naming == "none" else list(PROJECTS):
+                where = f"{key_name} naming {target} by {naming}"
+                allowed = target in ALLOWED[key]
+                before = _jobs_per_project(neo4j_driver, PROJECTS)
+                listed = _send(keyed.url, "GET", "/attribution-jobs", key, naming, target)
+                started = _send(keyed.url, "POST", "/attribution-jobs", key, naming, target)
+                after = _jobs_per_project(neo4j_driver, PROJECTS)
+                if not allowed:
+                    assert (listed.status_code, started.status_code) == (403, 403), where
+                    assert after == before, where
+                    continue
+                assert listed.status_code == 200, where
+                assert {j["project"] for j in listed.json()} == {target}, where
+                assert started.status_code == 202, f"{where}: {started.text}"
+                assert started.json()["project"] == target, where
+                assert after == {p: before[p] + (p == target) for p in PROJECTS}, where
+                settle(target)
+                for owner, job_id in job_of.items():
+                    mine = owner == target
+                    for method, path in (
+                        ("GET", f"/attribution-jobs/{job_id}"),
+                        ("GET", f"/attribution-jobs/{job_id}/results"),
+                        ("POST", f"/attribution-jobs/{job_id}/stop"),
+                        ("POST", f"/attribution-jobs/{job_id}/resume"),
+                    ):
+                        got = _send(keyed.url, method, path, key, naming, target)
+                        expected = (409 if path.endswith("resume") else 200) if mine else 404
+                        assert got.status_code == expected, f"{where}: {method} {path} {got.text}"
+                        if got.status_code == 200 and path.endswith("results"):
+                            assert got.json(), where  # the target's own results
