@@ -9,7 +9,9 @@ Operation of a span:
 
 - id ``otel:<trace id>:<span id>`` (hex); ``ts`` its start (its end if the start is 0);
   ``name`` the span name; ``system`` the resource's ``service.name``; ``session_id`` the
-  attribute ``session.id`` or ``gen_ai.conversation.id`` (span, else resource), else the trace id;
+  attribute ``session.id`` or ``gen_ai.conversation.id`` (span, else resource), else none: a
+  trace is one request, not a conversation, and a session id is what scopes a case's evidence
+  (``service.attribution.scope``); the trace id is in ``attributes.otel``;
 - ``attributes``: the span's attributes as sent, plus ``otel``: trace and span ids, parent span
   id, name, kind, status, start, end, duration, scope, resource attributes, events and links.
 
@@ -284,7 +286,7 @@ def _operation(op: SpanOp) -> dict[str, Any]:
             for k in ("session.id", "gen_ai.conversation.id")
             if s.get(k) not in (None, "")
         ),
-        span.trace_id,
+        None,
     )
     outputs = _unique(op.outputs)
     return {
@@ -292,7 +294,7 @@ def _operation(op: SpanOp) -> dict[str, Any]:
         "name": (span.name or "(unnamed span)")[:256],
         "kind": op.kind,
         "system": _text(span.resource.get("service.name"), 128),
-        "session_id": session[:256],
+        "session_id": session[:256] if session else None,
         "ts": _time(span.start_ns or span.end_ns).isoformat(),
         "inputs": [x for x in _unique(op.inputs) if x not in outputs],
         "outputs": outputs,

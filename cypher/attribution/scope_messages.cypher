@@ -4,8 +4,9 @@
 // Ordered (latest first, then id) so that a limit keeps the same messages every time.
 // $params: project (string), systems (list of string: operations of other systems do not count;
 //          empty: any), sessions (list of string: operation session ids), fragments (list of
-//          string: `"key":value` as the canonical attributes JSON holds them), until (datetime or
-//          null: the answer's time), limit (int)
+//          string: `"key":value` as the canonical attributes JSON holds them), whole_project
+//          (bool: the lineage names no scope, every message of the project counts), until
+//          (datetime or null: the answer's time), limit (int)
 CALL {
   MATCH (o:Operation {project: $project})
   WHERE (o.session_id IN $sessions OR any(f IN $fragments WHERE o.attributes CONTAINS f))
@@ -15,6 +16,12 @@ CALL {
   UNION
   MATCH (u:Unit {project: $project, kind: 'message'})
   WHERE size($fragments) > 0 AND any(f IN $fragments WHERE u.attributes CONTAINS f)
+  RETURN u
+  UNION
+  MATCH (u:Unit {project: $project, kind: 'message'})
+  WHERE $whole_project
+    AND (size($systems) = 0
+         OR EXISTS { (u)<-[:CONSUMES]-(r:Operation) WHERE r.system IN $systems })
   RETURN u
 }
 WITH DISTINCT u

@@ -11,7 +11,10 @@ on), in this order:
 2. **Session ids.** Else the ``session_id`` of the lineage's operations: source messages consumed
    by an operation of one of these sessions. Session ids are taken as unique within a project
    (two conversations never share one; tracers use a run, thread or user id).
-3. **The lineage itself.** Else only the messages among the answer's ancestors.
+3. **The project.** Else (the lineage names no conversation, user or session at all, as an
+   OTLP trace without those attributes) every message of the project, within the limits below.
+   Such a case's evidence can sit in another trace (a turn remembered yesterday), so nothing
+   narrower is right; name a scope to make a case independent of the rest of the project.
 
 In every case the messages among the answer's ancestors are candidates too, and two limits hold:
 
@@ -50,8 +53,13 @@ class Scope:
 
     @property
     def named_by(self) -> str:
-        """How the trace named the scope: ``attributes``, ``sessions`` or ``lineage``."""
-        return "attributes" if self.attributes else "sessions" if self.sessions else "lineage"
+        """How the trace named the scope: ``attributes``, ``sessions`` or ``project``."""
+        return "attributes" if self.attributes else "sessions" if self.sessions else "project"
+
+    @property
+    def whole_project(self) -> bool:
+        """The lineage names no scope: every message of the project (within the limits)."""
+        return not self.attributes and not self.sessions
 
     def fragments(self) -> list[str]:
         """The attributes as they appear in stored canonical JSON (``"key":value``)."""

@@ -25,6 +25,7 @@ async def scope_messages(
             systems=list(scope.systems),
             sessions=list(scope.sessions),
             fragments=scope.fragments(),
+            whole_project=scope.whole_project,
             until=scope.until,
             limit=limit,
         )
