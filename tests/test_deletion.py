@@ -127,3 +127,9 @@ def test_deleting_a_project_needs_its_name_and_removes_all_of_it(
     assert done.json() == {"project": project, "nodes": 13}  # 7 units, 4 ops, case, attribution
     assert ids(neo4j_driver, project) == set()
     assert len(ids(neo4j_driver, other)) == 12
+
+
+def test_a_retention_time_out_of_range_in_utc_is_a_422(client: httpx.Client, project: str) -> None:
+    early = client.delete("/data", params={"project": project, "before": "0001-01-01T00:01+01:00"})
+    assert early.status_code == 422, early.text
+    assert early.json()["details"][0]["loc"] == ["query", "before"]

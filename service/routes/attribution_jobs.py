@@ -23,7 +23,7 @@ Skip = Annotated[int, Query(ge=0, le=1_000_000_000)]
     "",
     status_code=202,
     response_model=AttributionJob,
-    responses=responses(409, 422, 503),
+    responses=responses(400, 409, 422, 503),
 )
 async def post_attribution_job(
     session: SessionDep,

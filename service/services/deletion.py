@@ -3,13 +3,14 @@ recorded before a time), leaving no orphan nodes behind."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from neo4j import AsyncSession
 
 from graph_schema.views import DeletionCounts, ProjectDeleted
 from service.errors import InvalidInput
 from service.repository import deletion
+from service.services.times import in_utc
 
 
 async def delete_session(session: AsyncSession, project: str, session_id: str) -> DeletionCounts:
@@ -22,7 +23,7 @@ async def delete_before(session: AsyncSession, project: str, before: datetime) -
             "before needs a time zone (e.g. 2026-01-01T00:00:00Z)",
             details=[{"loc": ["query", "before"], "msg": "no time zone"}],
         )
-    return await deletion.delete_operations(session, project, None, before.astimezone(UTC))
+    return await deletion.delete_operations(session, project, None, in_utc(before, "before"))
 
 
 async def delete_project(session: AsyncSession, project: str, confirm: str) -> ProjectDeleted:

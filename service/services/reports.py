@@ -31,31 +31,15 @@ from service.attribution.models import ErrorType
 from service.errors import InvalidInput
 from service.repository import reports
 from service.repository.reports import CaseRow
+from service.services.times import in_utc
 
 ERROR_TYPES: tuple[str, ...] = get_args(ErrorType)
 """The taxonomy, in the order of the paper (construction first, response last)."""
 
 
-def _in_utc(moment: datetime | None, name: str) -> datetime | None:
-    """``moment`` in UTC (no zone: taken as UTC). Neo4j takes offsets up to 18 hours and will
-    not compare zoned times with unzoned ones, so the window reaches it in UTC; a time that
-    leaves years 1-9999 on the way (``0001-01-01T00:00+01:00``) is a 422 naming the filter."""
-    if moment is None:
-        return None
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=UTC)
-    try:
-        return moment.astimezone(UTC)
-    except OverflowError:
-        raise InvalidInput(
-            f"{name} is out of range once converted to UTC (years 1-9999)",
-            details=[{"loc": ["query", name], "msg": "out of range in UTC"}],
-        ) from None
-
-
 def check_filters(filters: ReportFilters) -> ReportFilters:
     """The filters in UTC; ``InvalidInput`` when the window is empty by construction."""
-    since, until = _in_utc(filters.since, "since"), _in_utc(filters.until, "until")
+    since, until = in_utc(filters.since, "since"), in_utc(filters.until, "until")
     if since is not None and until is not None and since >= until:
         raise InvalidInput(
             "since must be before until (since is inclusive, until exclusive)",
