@@ -9,8 +9,18 @@ from pydantic import BaseModel
 
 
 class CaseSummary(BaseModel):
+    """One row of ``GET /cases``: enough to pick the case without opening it."""
+
     id: str
     verdict: str
+    question: str | None = None
+    expected_answer: str | None = None
+    answer: str | None = None
+    answered_at: datetime | None = None
+    system: str | None = None
+    session_id: str | None = None
+    attribution_status: str | None = None
+    error_type: str | None = None
 
 
 class CaseView(BaseModel):

@@ -30,6 +30,22 @@ def test_case_view(client: httpx.Client, project: str) -> None:
     assert missing.json()["error"] == "not_found"
 
 
+def test_the_case_list_says_enough_to_pick_a_case(client: httpx.Client, project: str) -> None:
+    assert client.post("/traces", json=demo_batch(project)).status_code == 200
+    params = {"project": project, "verdict": "failed"}
+    assert client.post("/attribute/case-3", params={"project": project}).status_code == 200
+    rows = {r["id"]: r for r in client.get("/cases", params=params).json()}
+    assert len(rows) == 5
+    dog = rows["case-3"]
+    assert dog["question"] == "What is the name of Alice's dog?"
+    assert dog["expected_answer"] == "Biscuit"
+    assert dog["answer"] and dog["answered_at"] and dog["system"] and dog["session_id"]
+    assert dog["attribution_status"] == "attributed" and dog["error_type"] == "DeletionError"
+    assert rows["case-1"]["attribution_status"] is None
+    found = client.get("/cases", params={**params, "q": "DOG"}).json()
+    assert [r["id"] for r in found] == ["case-3"]
+
+
 def test_subgraph_holds_exactly_the_ancestors(client: httpx.Client, project: str) -> None:
     assert client.post("/traces", json=demo_batch(project)).status_code == 200
     sub = client.get("/cases/case-1/subgraph", params={"project": project}).json()

@@ -114,14 +114,24 @@ async def case_with_ancestors(
 
 @store_errors
 async def list_cases(
-    session: AsyncSession, project: str, verdict: str | None, skip: int, limit: int
-) -> list[dict[str, str]]:
-    """``{id, verdict}`` of the project's cases in id order."""
+    session: AsyncSession,
+    project: str,
+    verdict: str | None,
+    text: str | None,
+    skip: int,
+    limit: int,
+) -> list[dict[str, Any]]:
+    """A page of the project's cases in id order (``cases/list_cases`` says what each holds)."""
 
-    async def work(tx: AsyncManagedTransaction) -> list[dict[str, str]]:
+    async def work(tx: AsyncManagedTransaction) -> list[dict[str, Any]]:
         result = await tx.run(
-            query("cases/list_cases"), project=project, verdict=verdict, skip=skip, limit=limit
+            query("cases/list_cases"),
+            project=project,
+            verdict=verdict,
+            text=text.lower() if text else None,
+            skip=skip,
+            limit=limit,
         )
-        return [{"id": r["id"], "verdict": r["verdict"]} async for r in result]
+        return [{k: _native(r[k]) for k in r.keys()} async for r in result]
 
     return await session.execute_read(work)

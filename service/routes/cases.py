@@ -21,11 +21,17 @@ async def list_cases(
     session: SessionDep,
     project: ProjectDep,
     verdict: Verdict | None = None,
+    q: Annotated[
+        str | None,
+        Query(max_length=200, description="Only cases whose question contains this (any case)."),
+    ] = None,
     skip: Skip = 0,
     limit: Annotated[int, limit_query(10_000)] = 1000,
 ) -> list[CaseSummary]:
-    """Ids and verdicts of the project's cases, in id order (``verdict=failed`` for failures)."""
-    return await cases.list_cases(session, project, verdict, skip, limit)
+    """The project's cases in id order (``verdict=failed`` for failures, ``q`` to search the
+    questions), each with its question, expected and given answer, when, by which system and
+    in which session it was answered, and its stored attribution's status and error type."""
+    return await cases.list_cases(session, project, verdict, q, skip, limit)
 
 
 @router.get("/{case_id:id}", response_model=CaseView, responses=responses(404, 503))

@@ -34,7 +34,12 @@ async def case_subgraph(
 
 
 async def list_cases(
-    session: AsyncSession, project: str, verdict: str | None, skip: int, limit: int
+    session: AsyncSession,
+    project: str,
+    verdict: str | None,
+    text: str | None,
+    skip: int,
+    limit: int,
 ) -> list[CaseSummary]:
-    rows = await cases.list_cases(session, project, verdict, skip, limit)
+    rows = await cases.list_cases(session, project, verdict, text, skip, limit)
     return [CaseSummary(**row) for row in rows]

@@ -63,7 +63,7 @@ async def case_page(session: AsyncSession, project: str, case_id: str, node_limi
 
 async def case_list(session: AsyncSession, project: str, verdict: str | None) -> CaseList:
     """The project's cases (those with ``verdict`` when given) with their stored attributions."""
-    rows = await case_store.list_cases(session, project, verdict, 0, LIST_LIMIT + 1)
+    rows = await case_store.list_cases(session, project, verdict, None, 0, LIST_LIMIT + 1)
     no_filter: dict[str, str | None] = dict.fromkeys(
         ("system", "error_type", "operation_name", "status")
     )
