@@ -390,3 +390,36 @@ def test_a_traced_function_returning_plain_text_records_it(
     assert ("search", "context", "Has a dog") in outputs
     assert ("answer", "answer", reply) in outputs
     tracer.close()
+
+
+def test_mask_runs_before_anything_leaves_the_process_and_tags_are_stamped(
+    service: ServiceHandle, neo4j_driver: Driver, project: str, tmp_path: Path
+) -> None:
+    import re
+
+    def mask(text: str) -> str:
+        return re.sub(r"[\w.]+@[\w.]+", "<email>", text)
+
+    tracer = Tracer(
+        MemTraceClient(service.url, project=project),
+        spool_dir=tmp_path,
+        environment="prod",
+        release="2026.11.3",
+        mask=mask,
+    )
+    turn = tracer.message("Write to alice@example.com please", role="user")
+    with tracer.operation("extract", kind="extraction", inputs=[turn]) as op:
+        op.output(tracer.memory("Alice's e-mail is alice@example.com"))
+    tracer.case("What is alice@example.com's name?", "alice@example.com", None, "unknown")
+    assert tracer.flush(30)
+    tracer.close()
+    stored = neo4j_driver.execute_query(
+        "MATCH (n {project: $p}) RETURN n.content AS c, n.question AS q, "
+        "n.expected_answer AS e, n.attributes AS a",
+        p=project,
+    ).records
+    texts = " ".join(str(v) for r in stored for v in r.values())
+    assert "alice@example.com" not in texts
+    assert "Write to <email> please" in texts
+    [attrs] = [json.loads(r["a"]) for r in stored if r["a"] and "release" in r["a"]]
+    assert attrs["environment"] == "prod" and attrs["release"] == "2026.11.3"

@@ -98,10 +98,23 @@ RETURNED_KIND: dict[str, UnitKind] = {
 """The unit kind of a text a ``@traced`` function returns, by its operation's kind (else other)."""
 
 
+def _unmasked(text: str) -> str:
+    return text
+
+
 class Tracer:
     """Records units, operations and cases of one memory system and delivers them in batches.
 
-    ``system`` and ``session_id`` are stamped on every operation unless one overrides them.
+    ``system`` and ``session_id`` are stamped on every operation unless one overrides them;
+    ``environment`` and ``release`` (e.g. ``"prod"``, ``"2026.11.3"``) go into every operation's
+    attributes, so reports can tell deployments apart.
+
+    ``mask`` is applied in this process, before anything is queued, spooled or sent, to every
+    text the tracer records: unit content and a case's question and expected answer (e.g. a
+    function that replaces e-mail addresses and phone numbers). Make it deterministic: a unit
+    recorded twice must mask to the same text, or the service refuses the second as a clash.
+    Attributes are not masked: keep personal data out of them.
+
     Delivery options (``spool_dir``, ``max_items``, ``max_bytes``, ``flush_interval_s``,
     ``max_queue``) go to ``Delivery``; give a ``spool_dir`` so that nothing recorded is lost when
     the service is down or the process restarts.
@@ -113,12 +126,19 @@ class Tracer:
         *,
         system: str | None = None,
         session_id: str | None = None,
+        environment: str | None = None,
+        release: str | None = None,
+        mask: Callable[[str], str] | None = None,
         spool_dir: Path | str | None = None,
         **delivery_options: Any,
     ) -> None:
         self.client = client
         self.system = system
         self.session_id = session_id
+        self.mask = mask or _unmasked
+        self._tags = {
+            k: v for k, v in (("environment", environment), ("release", release)) if v is not None
+        }
         self.delivery = Delivery(client, spool_dir=spool_dir, **delivery_options)
         self._new_id = _Ids()
 
@@ -141,7 +161,7 @@ class Tracer:
         unit = UnitIn(
             id=id or self._new_id(kind),
             kind=kind,
-            content=content,
+            content=self.mask(content),
             ts=ts or (_now() if stamp else None),
             attributes=attributes,
         )
@@ -238,7 +258,7 @@ class Tracer:
             ts=op.ts,
             inputs=op.inputs,
             outputs=op.outputs,
-            attributes=op.attributes,
+            attributes={**self._tags, **op.attributes},
         )
         self.delivery.put("operations", model.model_dump(mode="json", exclude_defaults=True))
 
@@ -315,8 +335,8 @@ class Tracer:
         A ``failed`` case is what ``POST /attribute/{case_id}`` explains. Returns the case id."""
         case = CaseIn(
             id=id or self._new_id("case"),
-            question=question,
-            expected_answer=expected_answer,
+            question=self.mask(question),
+            expected_answer=self.mask(expected_answer),
             answer_unit=None if answer_unit is None else _unit_id(answer_unit),
             verdict=verdict,
             evidence_units=[_unit_id(u) for u in evidence_units],
