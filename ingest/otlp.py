@@ -8,7 +8,8 @@ a no-op for the writer.
 Operation of a span:
 
 - id ``otel:<trace id>:<span id>`` (hex); ``ts`` its start (its end if the start is 0);
-  ``name`` the span name; ``system`` the resource's ``service.name``; ``session_id`` the
+  ``name`` the attribute ``memtrace.operation.name``, else the span name; ``system`` the
+  resource's ``service.name``; ``session_id`` the
   attribute ``session.id`` or ``gen_ai.conversation.id`` (span, else resource), else none: a
   trace is one request, not a conversation, and a session id is what scopes a case's evidence
   (``service.attribution.scope``); the trace id is in ``attributes.otel``;
@@ -291,7 +292,11 @@ def _operation(op: SpanOp) -> dict[str, Any]:
     outputs = _unique(op.outputs)
     return {
         "id": op.id,
-        "name": (span.name or "(unnamed span)")[:256],
+        # GenAI conventions name LLM spans "chat <model>": every LLM step of a trace would read
+        # alike in an attribution; memtrace.operation.name says which step it was.
+        "name": (_text(attrs.get("memtrace.operation.name"), 256) or span.name or "(unnamed span)")[
+            :256
+        ],
         "kind": op.kind,
         "system": _text(span.resource.get("service.name"), 128),
         "session_id": session[:256] if session else None,

@@ -521,3 +521,16 @@ def test_redefining_a_unit_is_409_and_writes_nothing(
     assert response.status_code == 409
     assert response.json()["details"] == {"units": ["tombstone:mem0:dog"]}
     assert operations(neo4j_driver, project) == {}
+
+
+def test_memtrace_operation_name_says_which_llm_step_a_span_is(
+    client: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    named = {"gen_ai.operation.name": "chat", "memtrace.operation.name": "extract_facts"}
+    request = export(
+        span(30, 1, "chat gpt-4o-mini", 0.0, attributes=named),
+        span(30, 2, "chat gpt-4o-mini", 1.0, attributes={"gen_ai.operation.name": "chat"}),
+    )
+    assert send(client, request, project).status_code == 200
+    names = sorted(o["name"] for o in operations(neo4j_driver, project).values())
+    assert names == ["chat gpt-4o-mini", "extract_facts"]
