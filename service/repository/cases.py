@@ -132,6 +132,6 @@ async def list_cases(
             skip=skip,
             limit=limit,
         )
-        return [{k: _native(r[k]) for k in r.keys()} async for r in result]
+        return [{k: _native(v) for k, v in r.data().items()} async for r in result]
 
     return await session.execute_read(work)
