@@ -660,7 +660,9 @@ def test_unknown_audit_is_404_naming_the_known_ones(client: httpx.Client, projec
     body = response.json()
     assert body["error"] == "not_found"
     assert "no_such_audit" in body["message"]
-    assert body["details"]["known"] == sorted(AUDITS)
+    assert body["details"] == [
+        {"loc": ["path", "name"], "msg": "no such audit", "known": sorted(AUDITS)}
+    ]
     assert all(name in body["message"] for name in AUDITS)
 
 

@@ -519,5 +519,7 @@ def test_redefining_a_unit_is_409_and_writes_nothing(
     )
     response = send(client, delete, project)
     assert response.status_code == 409
-    assert response.json()["details"] == {"units": ["tombstone:mem0:dog"]}
+    assert response.json()["details"] == [
+        {"loc": ["units", "tombstone:mem0:dog"], "msg": "already names something different"}
+    ]
     assert operations(neo4j_driver, project) == {}
