@@ -16,8 +16,14 @@ import httpx
 import pytest
 from neo4j import Driver, GraphDatabase
 
-from tests.llm_server import Answer, ScriptedLLM, oracle_from_ids, scripted_llm
-from tests.servers import Neo4jHandle, ServiceHandle, free_port, neo4j_for_tests, run_service
+from tests.support.llm_server import Answer, ScriptedLLM, oracle_from_ids, scripted_llm
+from tests.support.servers import (
+    Neo4jHandle,
+    ServiceHandle,
+    free_port,
+    neo4j_for_tests,
+    run_service,
+)
 
 INTEGRATION_FIXTURES = frozenset(
     {"neo4j", "neo4j_driver", "service", "down_service", "client", "llm_service"}

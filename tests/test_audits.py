@@ -13,9 +13,9 @@ from neo4j import Driver
 
 from cypher import names, query
 from service.services.audit_registry import AUDITS
-from tests.servers import Neo4jHandle, ServiceHandle, run_service
-from tests.test_cli import memtrace
-from tests.traces import demo_batch
+from tests.support.cli import memtrace
+from tests.support.servers import Neo4jHandle, ServiceHandle, run_service
+from tests.support.traces import demo_batch
 
 
 def t(minute: int) -> str:

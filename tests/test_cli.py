@@ -3,29 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from importlib.metadata import version
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.servers import REPO, Neo4jHandle, ServiceHandle, free_port
-from tests.traces import chain_batch, demo_batch
-
-
-def memtrace(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cli.main", *args],
-        cwd=REPO,
-        env={**os.environ, "COLUMNS": "200", **env},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+from tests.support.cli import memtrace
+from tests.support.servers import Neo4jHandle, ServiceHandle, free_port
+from tests.support.traces import chain_batch, demo_batch
 
 
 def test_ingest_jsonl_with_summary(service: ServiceHandle, project: str, tmp_path: Path) -> None:

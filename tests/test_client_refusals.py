@@ -11,7 +11,7 @@ from memtrace_client import MemTraceClient, Tracer
 from memtrace_client.refusals import split_refused
 from neo4j import Driver
 
-from tests.servers import ServiceHandle
+from tests.support.servers import ServiceHandle
 
 
 def conflicting(part: str, record_id: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.otlp_export import as_otlp_json, export, span
+from tests.support.otlp_export import as_otlp_json, export, span
 
 JSON = {"content-type": "application/json"}
 PROTOBUF = {"content-type": "application/x-protobuf"}

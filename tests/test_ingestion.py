@@ -8,17 +8,8 @@ from typing import Any
 import httpx
 from neo4j import Driver
 
-from tests.traces import chain_batch, demo_batch
-
-
-def graph_counts(driver: Driver, project: str) -> dict[str, int]:
-    records, _, _ = driver.execute_query(
-        "MATCH (n {project: $project}) RETURN count(n) AS nodes, sum(COUNT { (n)-->() }) AS edges",
-        project=project,
-        database_="neo4j",
-    )
-    row = records[0]
-    return {"nodes": row["nodes"], "edges": row["edges"]}
+from tests.support.graph import graph_counts
+from tests.support.traces import chain_batch, demo_batch
 
 
 def test_batch_lands_and_counts_what_it_created(client: httpx.Client, project: str) -> None:

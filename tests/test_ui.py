@@ -19,9 +19,9 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from service.ui.assets import vis_network
-from tests.servers import ServiceHandle
+from tests.support.servers import ServiceHandle
+from tests.support.traces import demo_batch
 from tests.test_attribution import DEMO_TRUTH
-from tests.traces import demo_batch
 
 CHROMIUM = os.environ.get("MEMTRACE_TEST_CHROMIUM", "/usr/bin/chromium")
 # Where the case view screenshot is copied for a person to look at, when asked to.
