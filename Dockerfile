@@ -14,6 +14,7 @@ RUN python -c "import tomllib; print('\n'.join(d for d in tomllib.load(open('pyp
  && pip install -r /tmp/requirements.txt
 
 COPY service ./service
+COPY cli ./cli
 COPY graph_schema ./graph_schema
 COPY cypher ./cypher
 COPY ingest ./ingest

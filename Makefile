@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: install demo test lint browser stop bench clean
+.PHONY: install demo test unit lint browser stop bench clean
 
 $(BIN)/memtrace: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,9 @@ browser: ## Debian's chromium for the browser test (apt-get install, as root, wh
 
 test: lint browser ## lint, then every test against a real Neo4j the tests start themselves
 	$(BIN)/pytest
+
+unit: install ## the tests that need no Neo4j and no service process (seconds)
+	$(BIN)/pytest -m "not integration"
 
 stop: ## stop what `make demo` started
 	-$(BIN)/memtrace stop

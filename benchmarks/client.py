@@ -34,7 +34,7 @@ import httpx
 from memtrace_client import MemTraceClient, TraceBatch, Tracer
 
 from benchmarks.harness import fresh_neo4j, percentile, save, service_on
-from tests.servers import free_port
+from tests.support.servers import free_port
 
 MAX_ITEMS = 500  # the tracer's default records per batch; the direct batches copy it
 COUNT_OPERATIONS = "MATCH (o:Operation {project: $project}) RETURN count(o) AS operations"

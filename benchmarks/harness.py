@@ -15,7 +15,7 @@ from typing import Any
 
 from service.neo4j_local import LocalNeo4j
 from service.settings import get_settings
-from tests.servers import ServiceHandle, free_port, run_service
+from tests.support.servers import ServiceHandle, free_port, run_service
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -1,6 +1,7 @@
 """An oracle LLM for the attribution benchmark: answers judge and flat-log prompts from the truth.
 
-It is the ``answer`` function of the scripted OpenAI-compatible server (``tests.llm_server``).
+It is the ``answer`` function of the scripted OpenAI-compatible server
+(``tests.support.llm_server``).
 
 - A **judge** prompt (``service.attribution.judges.llm``) names a question and lists units; the
   oracle says, per unit, whether it carries the critical information of *that* case.

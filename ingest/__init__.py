@@ -1,1 +1,1 @@
-"""Turning trace batches into rows the graph writer can MERGE, and reading batch files."""
+"""Turning trace batches into rows the graph writer can MERGE."""

@@ -1,16 +1,13 @@
-"""The FastAPI application: lifespan (one driver), routers, and the one error-to-HTTP mapping."""
+"""The FastAPI application: lifespan (one driver), routers, middlewares and error handlers
+(``service.http_errors``)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
-from fastapi import Depends, FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
-from starlette.exceptions import HTTPException as StarletteHTTPException
+from fastapi import Depends, FastAPI
 
 from service import ui
 from service.auth import KeyConfigError, authorize, load_keys
@@ -18,8 +15,8 @@ from service.auth_middleware import AuthenticationMiddleware
 from service.body_limit import BodyLimitMiddleware
 from service.db import apply_schema, create_driver
 from service.docs import install_docs
-from service.errors import MemTraceError, StoreUnavailable
-from service.http_errors import error_json, error_response
+from service.errors import StoreUnavailable
+from service.http_errors import install_error_handlers
 from service.id_paths import EncodedSlashMiddleware
 from service.routes import (
     attribution,
@@ -39,44 +36,6 @@ from service.settings import Settings, get_settings
 from service.ui.login import router as ui_login_router
 
 log = logging.getLogger(__name__)
-
-
-def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
-    # Echoing "input" back would copy memory content into error bodies and logs: leave it out.
-    return [
-        {"loc": list(err.get("loc", ())), "msg": err.get("msg", ""), "type": err.get("type", "")}
-        for err in exc.errors()
-    ]
-
-
-_HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
-
-
-def install_error_handlers(app: FastAPI, settings: Settings) -> None:
-    """Map ``MemTraceError`` and request validation to JSON errors; nothing leaks a stack trace."""
-
-    @app.exception_handler(MemTraceError)
-    async def on_memtrace_error(request: Request, exc: MemTraceError) -> Response:
-        return error_response(exc, request, settings.retry_after_s)
-
-    @app.exception_handler(StarletteHTTPException)
-    async def on_http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        # Unknown routes and wrong methods: the same body as every other error.
-        code = _HTTP_CODES.get(exc.status_code, "http_error")
-        headers = dict(exc.headers) if exc.headers else None
-        return error_json(exc.status_code, code, str(exc.detail), None, headers)
-
-    @app.exception_handler(RequestValidationError)
-    async def on_validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
-        details = _validation_details(exc)
-        return error_json(
-            422, "invalid_input", f"{len(details)} invalid item(s); see details", details
-        )
-
-    @app.exception_handler(Exception)
-    async def on_unexpected(_: Request, exc: Exception) -> JSONResponse:
-        log.error("unexpected %s while serving a request", type(exc).__name__, exc_info=exc)
-        return error_json(500, "internal_error", "unexpected server error; see the service log")
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -119,7 +78,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_batch_bytes)
     # Added last, so it runs first: no body is read for a caller without a key.
     app.add_middleware(AuthenticationMiddleware, retry_after_s=settings.retry_after_s)
-    install_error_handlers(app, settings)
+    install_error_handlers(app, settings.retry_after_s)
     routers = (
         traces,
         otlp,

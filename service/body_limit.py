@@ -6,10 +6,11 @@ cannot slip past the limit either.
 
 from __future__ import annotations
 
+from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.errors import PayloadTooLarge
-from service.http_errors import error_json
+from service.http_errors import error_response
 
 
 class _TooLarge(Exception):
@@ -65,8 +66,12 @@ class BodyLimitMiddleware:
         refusal = PayloadTooLarge(
             f"request body is over the limit of {self.max_bytes} bytes; "
             "split the batch into smaller ones",
-            details={"max_bytes": self.max_bytes},
+            details=[
+                {
+                    "loc": ["body"],
+                    "msg": f"over the limit of {self.max_bytes} bytes",
+                    "max_bytes": self.max_bytes,
+                }
+            ],
         )
-        await error_json(refusal.status_code, refusal.code, refusal.message, refusal.details)(
-            scope, receive, send
-        )
+        await error_response(refusal, HTTPConnection(scope), 0)(scope, receive, send)

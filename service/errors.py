@@ -1,4 +1,11 @@
-"""The one error hierarchy of MemTrace. ``service.app`` maps it to HTTP in one place.
+"""The one error hierarchy of MemTrace. ``service.http_errors`` maps it to HTTP in one place.
+
+Every error answers ``{"error": code, "message": text, "details": list or null}``. ``details``
+has one shape everywhere: a list of ``{"loc": [...], "msg": "..."}``, one item per problem,
+``loc`` the path to where it is (``["body", "units", 3, "kind"]``, ``["query", "project"]``,
+``["units", "<id>"]`` for a 409's conflicting id, ``["header", "content-type"]``) and ``msg``
+what is wrong there. An item may carry one more key a program can use (``type`` of a validation
+error, ``known`` audits, ``supported`` values, ``max_bytes``, ``neo4j_code``, ``job``).
 
 MemTraceError
 ├── MalformedRequest       400  the body cannot be decoded (not protobuf, not JSON, bad gzip)
@@ -21,6 +28,9 @@ from __future__ import annotations
 
 from typing import Any
 
+Details = list[dict[str, Any]]
+"""``[{"loc": [...], "msg": "...", ...}]``: where each problem is and what it is."""
+
 
 class MemTraceError(Exception):
     """Root of every error MemTrace raises on purpose."""
@@ -28,7 +38,7 @@ class MemTraceError(Exception):
     status_code = 500
     code = "internal_error"
 
-    def __init__(self, message: str, *, details: Any = None) -> None:
+    def __init__(self, message: str, *, details: Details | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.details = details

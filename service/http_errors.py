@@ -1,36 +1,107 @@
-"""The one place a MemTrace error becomes an HTTP response.
+"""The one place an error becomes an HTTP response: the HTTP error contract.
 
-Used by the app's exception handlers and by the ASGI middlewares that answer before a route runs
-(authentication, body size), so every error body is ``{"error", "message", "details"}``.
+Every error body is ``{"error", "message", "details"}`` (``service.errors`` documents the shape of
+``details``): the app's exception handlers (``MemTraceError``, request validation, 404/405 from
+routing, anything unexpected) and the ASGI middlewares that answer before a route runs
+(authentication, body size) all build it here. A person's browser opening a UI page gets the same
+error as an HTML page instead (``_for_a_page``), or the key form when it has no key.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import logging
 
+from fastapi import FastAPI
 from fastapi.encoders import jsonable_encoder
-from fastapi.responses import JSONResponse, Response
-from starlette.requests import Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import HTTPConnection, Request
 
-from service.errors import MemTraceError, RetryableError, Unauthorized
+from service.errors import Details, InvalidInput, MemTraceError, RetryableError, Unauthorized
+from service.ui import pages
 from service.ui.login import is_page_request, login_redirect
 
+log = logging.getLogger(__name__)
 
-def error_json(
-    status: int, code: str, message: str, details: Any = None, headers: dict[str, str] | None = None
-) -> JSONResponse:
+_HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
+
+
+def _body(status: int, code: str, message: str, details: Details | None) -> JSONResponse:
     body = {"error": code, "message": message, "details": jsonable_encoder(details)}
-    return JSONResponse(body, status_code=status, headers=headers)
+    return JSONResponse(body, status_code=status)
 
 
-def error_response(exc: MemTraceError, request: Request, retry_after_s: int) -> Response:
-    """The answer to ``exc``: JSON with its status, ``Retry-After`` on a retryable error, a
-    bearer challenge on a 401, and for a person opening a UI page without a key, the key form."""
-    if isinstance(exc, Unauthorized) and is_page_request(request):
-        return login_redirect(request)
+def _answer(
+    connection: HTTPConnection,
+    status: int,
+    code: str,
+    message: str,
+    details: Details | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    """JSON, or for a browser opening a UI page, the same error as a page."""
+    if connection.scope["type"] == "http" and is_page_request(Request(connection.scope)):
+        response: Response = HTMLResponse(
+            pages.error_page(status, code, message), status_code=status, headers=pages.PAGE_HEADERS
+        )
+    else:
+        response = _body(status, code, message, details)
+    response.headers.update(headers or {})
+    return response
+
+
+def error_response(exc: MemTraceError, connection: HTTPConnection, retry_after_s: int) -> Response:
+    """The answer to ``exc``: its status, ``Retry-After`` on a retryable error, a bearer
+    challenge on a 401, and for a person opening a UI page without a key, the key form."""
+    if (
+        isinstance(exc, Unauthorized)
+        and connection.scope["type"] == "http"
+        and is_page_request(Request(connection.scope))
+    ):
+        return login_redirect(Request(connection.scope))
     headers = None
     if isinstance(exc, RetryableError):
         headers = {"Retry-After": str(retry_after_s)}
     elif isinstance(exc, Unauthorized):
         headers = {"WWW-Authenticate": 'Bearer realm="memtrace"'}
-    return error_json(exc.status_code, exc.code, exc.message, exc.details, headers)
+    return _answer(connection, exc.status_code, exc.code, exc.message, exc.details, headers)
+
+
+def _validation_details(exc: RequestValidationError) -> Details:
+    # Echoing "input" back would copy memory content into error bodies and logs: leave it out.
+    return [
+        {"loc": list(err.get("loc", ())), "msg": err.get("msg", ""), "type": err.get("type", "")}
+        for err in exc.errors()
+    ]
+
+
+def install_error_handlers(app: FastAPI, retry_after_s: int) -> None:
+    """Map every error to the contract's body; nothing leaks a stack trace."""
+
+    @app.exception_handler(MemTraceError)
+    async def on_memtrace_error(request: Request, exc: MemTraceError) -> Response:
+        return error_response(exc, request, retry_after_s)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def on_http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        # Unknown routes and wrong methods: the same body as every other error.
+        code = _HTTP_CODES.get(exc.status_code, "http_error")
+        headers = dict(exc.headers) if exc.headers else None
+        return _answer(request, exc.status_code, code, str(exc.detail), None, headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def on_validation_error(request: Request, exc: RequestValidationError) -> Response:
+        details = _validation_details(exc)
+        invalid = InvalidInput(f"{len(details)} invalid item(s); see details", details=details)
+        return error_response(invalid, request, retry_after_s)
+
+    @app.exception_handler(Exception)
+    async def on_unexpected(request: Request, exc: Exception) -> Response:
+        log.error("unexpected %s while serving a request", type(exc).__name__, exc_info=exc)
+        return _answer(
+            request, 500, "internal_error", "unexpected server error; see the service log"
+        )
+
+
+__all__ = ["error_response", "install_error_handlers"]

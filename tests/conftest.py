@@ -1,3 +1,11 @@
+"""Fixtures shared by every test module, and the ``integration`` marker.
+
+A test is ``integration`` when it needs a Neo4j or a service process: it uses one of
+``INTEGRATION_FIXTURES``, directly or through another fixture (pytest's closure of fixture names
+is checked, so nothing has to be marked by hand). ``pytest -m "not integration"`` (``make unit``)
+runs the rest alone, in seconds.
+"""
+
 from __future__ import annotations
 
 import uuid
@@ -8,8 +16,24 @@ import httpx
 import pytest
 from neo4j import Driver, GraphDatabase
 
-from tests.llm_server import Answer, ScriptedLLM, oracle_from_ids, scripted_llm
-from tests.servers import Neo4jHandle, ServiceHandle, free_port, neo4j_for_tests, run_service
+from tests.support.llm_server import Answer, ScriptedLLM, oracle_from_ids, scripted_llm
+from tests.support.servers import (
+    Neo4jHandle,
+    ServiceHandle,
+    free_port,
+    neo4j_for_tests,
+    run_service,
+)
+
+INTEGRATION_FIXTURES = frozenset(
+    {"neo4j", "neo4j_driver", "service", "down_service", "client", "llm_service"}
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if INTEGRATION_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.integration)
 
 
 @pytest.fixture(scope="session")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.llm_server import ScriptedLLM, oracle_from_ids
-from tests.servers import ServiceHandle
-from tests.traces import demo_batch
+from tests.support.llm_server import ScriptedLLM, oracle_from_ids
+from tests.support.servers import ServiceHandle
+from tests.support.traces import demo_batch
 
 # The example trace's failed cases and the operation that broke each (see examples/README.md).
 DEMO_TRUTH = {

@@ -15,8 +15,9 @@ import httpx
 import pytest
 from neo4j import Driver
 
-from tests.servers import Neo4jHandle, ServiceHandle, run_service
-from tests.test_cli import memtrace
+from tests.support.cli import memtrace
+from tests.support.servers import Neo4jHandle, ServiceHandle, run_service
+from tests.support.traces import demo_batch
 from tests.test_isolation import (
     ADMIN_KEY,
     ALLOWED,
@@ -24,7 +25,6 @@ from tests.test_isolation import (
     PROJECTS,
     keyed,  # noqa: F401  (the service with API keys, a fixture)
 )
-from tests.traces import demo_batch
 
 ODD_PREFIX = "a/b c-é-"
 """Case ids with a slash, a space and non-ASCII: a client building /attribute/{id} URLs trips

@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 from neo4j import Driver
 
-from tests.servers import ServiceHandle
-from tests.traces import demo_batch
+from tests.support.servers import ServiceHandle
+from tests.support.traces import demo_batch
 
 CONCURRENT = 12
 

@@ -13,9 +13,9 @@ from neo4j import Driver
 
 from cypher import names, query
 from service.services.audit_registry import AUDITS
-from tests.servers import Neo4jHandle, ServiceHandle, run_service
-from tests.test_cli import memtrace
-from tests.traces import demo_batch
+from tests.support.cli import memtrace
+from tests.support.servers import Neo4jHandle, ServiceHandle, run_service
+from tests.support.traces import demo_batch
 
 
 def t(minute: int) -> str:
@@ -660,7 +660,9 @@ def test_unknown_audit_is_404_naming_the_known_ones(client: httpx.Client, projec
     body = response.json()
     assert body["error"] == "not_found"
     assert "no_such_audit" in body["message"]
-    assert body["details"]["known"] == sorted(AUDITS)
+    assert body["details"] == [
+        {"loc": ["path", "name"], "msg": "no such audit", "known": sorted(AUDITS)}
+    ]
     assert all(name in body["message"] for name in AUDITS)
 
 

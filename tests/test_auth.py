@@ -14,9 +14,9 @@ import pytest
 from memtrace_client import MemTraceClient, Tracer
 from neo4j import Driver
 
-from tests.otlp_export import export, span
-from tests.servers import Neo4jHandle, ServiceHandle, run_service
-from tests.traces import demo_batch
+from tests.support.otlp_export import export, span
+from tests.support.servers import Neo4jHandle, ServiceHandle, run_service
+from tests.support.traces import demo_batch
 
 ALPHA_KEY = "alpha-key-" + uuid.uuid4().hex
 ADMIN_KEY = "admin-key-" + uuid.uuid4().hex

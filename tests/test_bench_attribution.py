@@ -28,8 +28,8 @@ from benchmarks.oracle import Oracle, units_in_prompt
 from service.attribution.judges.base import Question, UnitText
 from service.attribution.judges.heuristic import HeuristicJudge
 from service.attribution.judges.llm import build_messages
-from tests.llm_server import ScriptedLLM
-from tests.servers import ServiceHandle
+from tests.support.llm_server import ScriptedLLM
+from tests.support.servers import ServiceHandle
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from tests.traces import demo_batch
+from tests.support.traces import demo_batch
 
 ODD_IDS = [
     "otel:4bf92f3577b34da6:00f067aa0ba902b7/case",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import httpx
 
-from tests.servers import ServiceHandle
-from tests.traces import chain_batch, demo_batch
+from tests.support.servers import ServiceHandle
+from tests.support.traces import chain_batch, demo_batch
 
 
 def _ids(subgraph: dict, kind: str) -> set[str]:

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from cypher import names, query
-from tests.servers import REPO
+from tests.support.servers import REPO
 
 SOURCES = "\n".join(
     p.read_text()

@@ -3,28 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.servers import REPO, Neo4jHandle, ServiceHandle
-from tests.traces import chain_batch, demo_batch
-
-
-def memtrace(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "service.cli", *args],
-        cwd=REPO,
-        env={**os.environ, "COLUMNS": "200", **env},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+from tests.support.cli import memtrace
+from tests.support.servers import Neo4jHandle, ServiceHandle, free_port
+from tests.support.traces import chain_batch, demo_batch
 
 
 def test_ingest_jsonl_with_summary(service: ServiceHandle, project: str, tmp_path: Path) -> None:
@@ -116,3 +104,32 @@ def test_attribute_one_case_and_all_failed(service: ServiceHandle, project: str)
     assert "HTTP 404" in missing.stderr
     neither = memtrace("attribute", "--url", service.url)
     assert neither.returncode == 2
+
+
+def assert_one_line_failure(done: subprocess.CompletedProcess[str], *words: str) -> None:
+    """A failed command says what went wrong in one line on stderr, without a traceback."""
+    assert done.returncode != 0
+    assert "Traceback" not in done.stdout + done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, done.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+
+
+def test_commands_fail_in_one_line_when_the_service_is_down() -> None:
+    down = f"http://127.0.0.1:{free_port()}"
+    assert_one_line_failure(memtrace("attribute", "X", "--url", down), "cannot reach", down)
+    assert_one_line_failure(memtrace("report", "--url", down), "cannot reach", down)
+    assert_one_line_failure(memtrace("audit", "--url", down), "cannot reach", down)
+
+
+def test_report_into_a_missing_folder_fails_in_one_line() -> None:
+    # The folder is checked before the service is asked, so no service is needed here.
+    done = memtrace("report", "--html", "/no/such/dir/r.html", "--url", "http://127.0.0.1:1")
+    assert_one_line_failure(done, "/no/such/dir")
+
+
+def test_version() -> None:
+    done = memtrace("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"memtrace {version('memtrace-server')}"

@@ -27,7 +27,7 @@ from memtrace_client import (
 from memtrace_client.spool import Spool
 from neo4j import Driver
 
-from tests.servers import ServiceHandle
+from tests.support.servers import ServiceHandle
 
 NO_WAIT = Backoff(base_s=0.0, max_s=0.0, jitter=False)
 OK = {"project": "p", "created": {}, "existing": {}}

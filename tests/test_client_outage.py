@@ -13,7 +13,7 @@ from pathlib import Path
 
 from neo4j import Driver
 
-from tests.servers import REPO, Neo4jHandle, free_port, run_service
+from tests.support.servers import REPO, Neo4jHandle, free_port, run_service
 
 FIRST_RUN = 3_000
 SECOND_RUN = 1_000
@@ -23,7 +23,7 @@ def stream(url: str, project: str, spool: Path, first: int, count: int, *extra: 
     subprocess.Popen[str]
 ):
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.client_stream", url, project, str(spool),
+        [sys.executable, "-m", "tests.support.client_stream", url, project, str(spool),
          str(first), str(count), *extra],
         cwd=REPO,
         stdout=subprocess.PIPE,

@@ -5,12 +5,18 @@ the reason, stores the rest, and ``flush()`` says what was refused."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from memtrace_client import MemTraceClient, Tracer
 from memtrace_client.refusals import split_refused
 from neo4j import Driver
 
-from tests.servers import ServiceHandle
+from tests.support.servers import ServiceHandle
+
+
+def conflicting(part: str, record_id: str) -> dict[str, Any]:
+    """One item of a 409's ``details``, as the service sends it."""
+    return {"loc": [part, record_id], "msg": "already names something different"}
 
 
 def stored_ids(driver: Driver, project: str) -> set[str]:
@@ -70,7 +76,7 @@ def test_an_operation_defining_a_clashing_unit_inline_is_refused_with_it() -> No
             },
         ],
     }
-    conflict = {"error": "conflict", "message": "...", "details": {"units": ["x"]}}
+    conflict = {"error": "conflict", "message": "...", "details": [conflicting("units", "x")]}
     split = split_refused(batch, 409, conflict)
     assert split is not None
     rest, refused = split
@@ -78,8 +84,12 @@ def test_an_operation_defining_a_clashing_unit_inline_is_refused_with_it() -> No
     assert [o["id"] for o in refused["operations"]] == ["op-bad"]
     # Nothing in particular named, or everything: the batch is refused as a whole.
     assert split_refused(batch, 403, {"error": "forbidden", "details": None}) is None
-    everything = {"details": {"units": ["m"], "operations": ["op-ok", "op-bad"]}}
+    named = [("units", "m"), ("operations", "op-ok"), ("operations", "op-bad")]
+    everything = {"details": [conflicting(part, record_id) for part, record_id in named]}
     assert split_refused(batch, 409, everything) is None
+    # A service from before details became a list sent {"units": [...], ...}: still read.
+    older = {"error": "conflict", "message": "...", "details": {"units": ["x"]}}
+    assert split_refused(batch, 409, older) == split
     batch_level = {"details": [{"loc": ["body", "project"], "msg": "bad"}]}
     assert split_refused(batch, 422, batch_level) is None
 

@@ -10,11 +10,8 @@ import httpx
 import pytest
 from neo4j import Driver
 
-from tests.traces import demo_batch
-
-
-def run(client: httpx.Client, project: str, query: str, **body: object) -> httpx.Response:
-    return client.post("/cypher", params={"project": project}, json={"query": query, **body})
+from tests.support.graph import run
+from tests.support.traces import demo_batch
 
 
 def graph_size(driver: Driver) -> tuple[object, ...]:

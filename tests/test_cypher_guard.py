@@ -10,8 +10,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.test_cypher import run
-from tests.traces import demo_batch
+from tests.support.graph import run
+from tests.support.traces import demo_batch
 
 FAKE = "`x WHERE project = $project AND y`"
 """A variable or label named like a pinning predicate: Neo4j copies it into the plan text."""

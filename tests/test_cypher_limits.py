@@ -11,8 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.servers import Neo4jHandle, run_service
-from tests.test_cypher import run
+from tests.support.graph import run
+from tests.support.servers import Neo4jHandle, run_service
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.otlp_export import as_otlp_json, export, span
+from tests.support.otlp_export import as_otlp_json, export, span
 
 JSON = {"content-type": "application/json"}
 PROTOBUF = {"content-type": "application/x-protobuf"}
@@ -238,7 +238,8 @@ def test_gzip_of_many_empty_members_is_refused(client: httpx.Client, project: st
     assert len(many) < 8 * 1024 * 1024
     response = post_gzip(client, project, many)
     assert response.status_code == 400, response.text
-    assert response.json()["details"]["max_members"] == 64
+    [detail] = response.json()["details"]
+    assert (detail["loc"], detail["max_members"]) == (["body"], 64)
     assert client.get("/readyz").status_code == 200
 
 

@@ -18,136 +18,7 @@ from ingest.execution_graph import (
     operation_kind,
     unit_kind,
 )
-
-
-def _node(
-    class_name: str,
-    name: str,
-    version: int,
-    value: Any,
-    category: str,
-    at: str,
-    **extra: Any,
-) -> dict[str, Any]:
-    return {
-        "full_node_id": f"{class_name}:{name}@{version}",
-        "class_name": class_name,
-        "name": name,
-        "version": version,
-        "value": value,
-        "category": category,
-        "comment": "",
-        "session_id": "s1",
-        "created_at": f"2025-03-01 10:00:{at}",
-        "metadata": {},
-        **extra,
-    }
-
-
-def _op(op_id: str, name: str, category: str, at: str) -> dict[str, Any]:
-    return {
-        "op_id": op_id,
-        "op_name": name,
-        "category": category,
-        "comment": f"{name} ran",
-        "session_id": "s1",
-        "created_at": f"2025-03-01 10:00:{at}",
-        "metadata": {"llm": "gpt-4.1-mini"},
-    }
-
-
-def _edge(
-    edge_id: str, op_id: str, src: str, dst: str, at: str, category: str = ""
-) -> dict[str, Any]:
-    return {
-        "edge_id": edge_id,
-        "op_id": op_id,
-        "source_full_node_id": src,
-        "target_full_node_id": dst,
-        "category": category,
-        "comment": "",
-        "created_at": f"2025-03-01 10:00:{at}",
-    }
-
-
-QUESTION = "Where does Alice live?"
-
-
-def mem0_graph() -> dict[str, Any]:
-    """Mem0 classic: extract facts -> ADD/UPDATE/DELETE -> search -> answer -> judge (score 0)."""
-    nodes = [
-        _node("message", "msg_1", 1, "Alice: I moved to Paris in 2020.", "message", "00.000"),
-        _node(
-            "message", "msg_2", 1, "Alice: I live in Berlin now. I hate jazz.", "message", "00.100"
-        ),
-        _node("prompt", "extract_prompt", 1, "Extract facts as JSON.", "prompt", "00.200"),
-        _node(
-            "facts",
-            "facts_1",
-            1,
-            {"facts": ["Lives in Berlin", "Hates jazz"]},
-            "llm_response",
-            "01.000",
-        ),
-        _node("memory_entry", "mem_1", 1, "Lives in Paris", "memory_entry", "02.000"),
-        _node("memory_entry", "mem_2", 1, "Likes jazz", "memory_entry", "02.100"),
-        _node("memory_entry", "mem_1", 2, "Lives in Berlin", "memory_entry", "02.200"),
-        _node("memory_entry", "mem_2", 2, "DELETED", "memory_entry", "02.300"),
-        _node("query", "q_1", 1, QUESTION, "message & query", "03.000"),
-        _node("context", "retrieved_1", 1, "- Lives in Berlin", "retrieved_context", "03.500"),
-        _node("prediction", "pred_1", 1, "Paris", "llm_response", "04.000"),
-        _node("golden_answers", "gold_1", 1, "Berlin", "message", "04.100"),
-        _node("judge_response", "judge_1", 1, '{"label": "WRONG"}', "llm_response", "05.000"),
-        _node("judge_score", "score_1", 1, "0.0", "score", "05.100"),
-    ]
-    ops = [
-        _op("op-01", "memory_system.extract_facts", "extraction", "01.000"),
-        _op("op-02", "memory_system.update_memory_decision", "update", "02.000"),
-        _op("op-03", "memory_system.search_vector_store", "retrieval", "03.500"),
-        _op("op-04", "question-answering", "evaluation", "04.000"),
-        _op("op-05", "llm-judge", "evaluation", "05.000"),
-    ]
-    edges = [
-        _edge("e01", "op-01", "message:msg_1@1", "facts:facts_1@1", "01.000"),
-        _edge("e02", "op-01", "message:msg_2@1", "facts:facts_1@1", "01.000"),
-        _edge("e03", "op-01", "prompt:extract_prompt@1", "facts:facts_1@1", "01.000"),
-        # listed out of time order: the converter sorts by created_at, then edge_id
-        _edge("e07", "op-02", "memory_entry:mem_2@1", "memory_entry:mem_2@2", "02.300", "DELETE"),
-        _edge("e06", "op-02", "memory_entry:mem_1@1", "memory_entry:mem_1@2", "02.200", "UPDATE"),
-        _edge("e05", "op-02", "facts:facts_1@1", "memory_entry:mem_2@1", "02.000", "ADD"),
-        _edge("e04", "op-02", "facts:facts_1@1", "memory_entry:mem_1@1", "02.000", "ADD"),
-        _edge("e08", "op-03", "query:q_1@1", "context:retrieved_1@1", "03.500"),
-        _edge("e09", "op-03", "memory_entry:mem_1@2", "context:retrieved_1@1", "03.500"),
-        _edge("e10", "op-04", "query:q_1@1", "prediction:pred_1@1", "04.000"),
-        _edge("e11", "op-04", "context:retrieved_1@1", "prediction:pred_1@1", "04.000"),
-        _edge("e12", "op-05", "query:q_1@1", "judge_response:judge_1@1", "05.000"),
-        _edge("e13", "op-05", "prediction:pred_1@1", "judge_response:judge_1@1", "05.000"),
-        _edge("e14", "op-05", "golden_answers:gold_1@1", "judge_response:judge_1@1", "05.000"),
-        _edge("e15", "op-05", "judge_response:judge_1@1", "judge_score:score_1@1", "05.100"),
-    ]
-    annotation = {
-        "query_id": 7,
-        "query": QUESTION,
-        "golden_answers": ["Berlin", "in Berlin"],
-        "prediction": "Paris",
-        "source_evidence_ids": ["message:msg_2@1", "memory_entry:mem_1", "message:gone@1"],
-        "final_error_type": "ResponseError",
-        "final_op_id": "op-04",
-    }
-    return {
-        "graph_id": "mem0-locomo-0",
-        "user_id": "u",
-        "project_id": "p",
-        "created_at": "2025-03-01 09:59:59.000",
-        "metadata": {"system": "mem0"},
-        "data": {
-            "nodes": nodes,
-            "edges": edges,
-            "operations": ops,
-            "sessions": [{"session_id": "s1"}],
-            "annotations": [annotation],
-        },
-    }
+from tests.support.execution_graphs import QUESTION, graph_edge, graph_node, graph_op, mem0_graph
 
 
 def _write(tmp_path: Path, graph: dict[str, Any], name: str = "graph.json") -> Path:
@@ -342,8 +213,10 @@ def test_missing_optional_fields_warn_and_still_convert(tmp_path: Path) -> None:
     del data["nodes"][2]["full_node_id"]  # rebuilt from class_name:name@version
     del data["operations"][0]["created_at"]
     del data["operations"][1]["op_name"]
-    data["edges"].append(_edge("e99", "op-nope", "query:q_1@1", "context:retrieved_1@1", "09.0"))
-    data["edges"].append(_edge("e98", "op-03", "memory_entry:ghost@1", "context:x@1", "03.6"))
+    data["edges"].append(
+        graph_edge("e99", "op-nope", "query:q_1@1", "context:retrieved_1@1", "09.0")
+    )
+    data["edges"].append(graph_edge("e98", "op-03", "memory_entry:ghost@1", "context:x@1", "03.6"))
     imported = _import(tmp_path, graph)
     warnings = "\n".join(imported.warnings)
     assert str(tmp_path / "graph.json") in imported.warnings[0]
@@ -456,11 +329,11 @@ def test_a_large_fan_in_converts_in_linear_steps() -> None:
     (a list-membership test per edge made an 80k-edge operation take 99 s on the event loop)."""
     n = 3_000
     sources = [_CountingId(f"message:m{i}@1") for i in range(n)]
-    nodes = [_node("message", f"m{i}", 1, f"text {i}", "message", "00.000") for i in range(n)] + [
-        _node("memory_entry", "all", 1, "everything", "memory_entry", "01.000")
-    ]
+    nodes = [
+        graph_node("message", f"m{i}", 1, f"text {i}", "message", "00.000") for i in range(n)
+    ] + [graph_node("memory_entry", "all", 1, "everything", "memory_entry", "01.000")]
     edges = [
-        _edge(f"e{i}", "op-1", src, _CountingId("memory_entry:all@1"), "01.000")
+        graph_edge(f"e{i}", "op-1", src, _CountingId("memory_entry:all@1"), "01.000")
         for i, src in enumerate(sources)
     ]
     graph = {
@@ -468,7 +341,7 @@ def test_a_large_fan_in_converts_in_linear_steps() -> None:
         "data": {
             "nodes": nodes,
             "edges": edges,
-            "operations": [_op("op-1", "memory_system.add", "update", "01.000")],
+            "operations": [graph_op("op-1", "memory_system.add", "update", "01.000")],
             "sessions": [],
             "annotations": [],
         },

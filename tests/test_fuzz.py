@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, settings
 from schemathesis.config import SchemathesisConfig
 
 from service.app import create_app
-from tests.servers import ServiceHandle
+from tests.support.servers import ServiceHandle
 
 EXAMPLES = int(os.environ.get("MEMTRACE_FUZZ_EXAMPLES", "50"))
 

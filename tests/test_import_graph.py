@@ -9,9 +9,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.servers import ServiceHandle
-from tests.test_cli import memtrace
-from tests.test_execution_graph import mem0_graph
+from tests.support.cli import memtrace
+from tests.support.execution_graphs import mem0_graph
+from tests.support.servers import ServiceHandle
 
 
 def write_graphs(folder: Path, *graph_ids: str) -> None:

@@ -8,17 +8,8 @@ from typing import Any
 import httpx
 from neo4j import Driver
 
-from tests.traces import chain_batch, demo_batch
-
-
-def graph_counts(driver: Driver, project: str) -> dict[str, int]:
-    records, _, _ = driver.execute_query(
-        "MATCH (n {project: $project}) RETURN count(n) AS nodes, sum(COUNT { (n)-->() }) AS edges",
-        project=project,
-        database_="neo4j",
-    )
-    row = records[0]
-    return {"nodes": row["nodes"], "edges": row["edges"]}
+from tests.support.graph import graph_counts
+from tests.support.traces import chain_batch, demo_batch
 
 
 def test_batch_lands_and_counts_what_it_created(client: httpx.Client, project: str) -> None:
@@ -139,7 +130,10 @@ def test_redefining_a_unit_is_a_conflict_and_writes_nothing(
     assert response.status_code == 409
     body = response.json()
     assert body["error"] == "conflict"
-    assert body["details"] == {"units": ["msg-1"], "cases": ["case-1"]}
+    assert body["details"] == [
+        {"loc": ["units", "msg-1"], "msg": "already names something different"},
+        {"loc": ["cases", "case-1"], "msg": "already names something different"},
+    ]
     assert "msg-1" in body["message"]
     # Nothing of the batch landed: not the new operation's case, not the changed case.
     assert client.get("/cases/case-new", params={"project": project}).status_code == 404
@@ -162,7 +156,10 @@ def test_conflicting_definitions_inside_one_batch(client: httpx.Client, project:
     }
     response = client.post("/traces", json=batch)
     assert response.status_code == 409
-    assert response.json()["details"] == {"units": ["u1"], "operations": ["o1"]}
+    assert response.json()["details"] == [
+        {"loc": ["units", "u1"], "msg": "already names something different"},
+        {"loc": ["operations", "o1"], "msg": "already names something different"},
+    ]
 
 
 def test_units_can_be_referenced_before_they_are_defined(

@@ -19,10 +19,10 @@ import httpx
 import pytest
 from neo4j import Driver
 
-from tests.otlp_export import as_otlp_json, export, span
-from tests.servers import Neo4jHandle, ServiceHandle, run_service
-from tests.test_execution_graph import mem0_graph
-from tests.traces import demo_batch
+from tests.support.execution_graphs import mem0_graph
+from tests.support.otlp_export import as_otlp_json, export, span
+from tests.support.servers import Neo4jHandle, ServiceHandle, run_service
+from tests.support.traces import demo_batch
 
 RUN = uuid.uuid4().hex[:8]
 A, B = f"iso-a-{RUN}", f"iso-b-{RUN}"

@@ -20,9 +20,9 @@ from memtrace_client import MemTraceClient, Tracer
 from memtrace_client.adapters.mem0 import TracedMemory, trace_mem0
 from neo4j import Driver
 
-from tests.llm_server import ScriptedLLM, user_text
-from tests.mem0_config import mem0_config
-from tests.servers import REPO, ServiceHandle
+from tests.support.llm_server import ScriptedLLM, user_text
+from tests.support.mem0_config import mem0_config
+from tests.support.servers import REPO, ServiceHandle
 
 CONVERSATION = [
     {"role": "user", "content": "My sister Ana moved to Porto last spring."},
@@ -181,7 +181,7 @@ def test_mem0_classic_pipeline_traced_and_deletion_attributed(
     run = subprocess.run(
         [
             str(CLASSIC_PYTHON),
-            "tests/mem0_classic_run.py",
+            "tests/support/mem0_classic_run.py",
             service.url,
             project,
             llm.base_url,

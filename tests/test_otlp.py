@@ -14,9 +14,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from tests.otlp_export import as_otlp_json, export, messages, records, span
-from tests.servers import ServiceHandle
-from tests.test_ingestion import graph_counts
+from tests.support.graph import graph_counts
+from tests.support.otlp_export import as_otlp_json, export, messages, records, span
+from tests.support.servers import ServiceHandle
 
 PROTOBUF = {"content-type": "application/x-protobuf"}
 JSON = {"content-type": "application/json"}
@@ -519,7 +519,9 @@ def test_redefining_a_unit_is_409_and_writes_nothing(
     )
     response = send(client, delete, project)
     assert response.status_code == 409
-    assert response.json()["details"] == {"units": ["tombstone:mem0:dog"]}
+    assert response.json()["details"] == [
+        {"loc": ["units", "tombstone:mem0:dog"], "msg": "already names something different"}
+    ]
     assert operations(neo4j_driver, project) == {}
 
 

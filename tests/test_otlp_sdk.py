@@ -15,8 +15,8 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from tests.otlp_export import messages, records
-from tests.servers import ServiceHandle
+from tests.support.otlp_export import messages, records
+from tests.support.servers import ServiceHandle
 
 
 @pytest.fixture

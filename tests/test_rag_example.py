@@ -17,8 +17,8 @@ from memtrace_client.adapters.rag import TracedRAG, split_words
 from neo4j import Driver
 from openai import OpenAI
 
-from tests.llm_server import ScriptedLLM
-from tests.servers import ServiceHandle
+from tests.support.llm_server import ScriptedLLM
+from tests.support.servers import ServiceHandle
 
 
 def test_split_words_keeps_every_word_in_order() -> None:

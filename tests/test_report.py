@@ -26,9 +26,9 @@ from graph_schema.reports import (
     TrendRow,
 )
 from service.report_plots import MAX_BARS, errors_over_time
-from tests.servers import ServiceHandle
-from tests.test_cli import memtrace
-from tests.traces import demo_batch
+from tests.support.cli import memtrace
+from tests.support.servers import ServiceHandle
+from tests.support.traces import demo_batch
 
 ERROR_TYPES = ["ExtractionError", "UpdateError", "DeletionError", "RetrievalError", "ResponseError"]
 UPDATE_OP = "memory_system.update_memory_decision"

@@ -19,9 +19,9 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from service.ui.assets import vis_network
-from tests.servers import ServiceHandle
+from tests.support.servers import ServiceHandle
+from tests.support.traces import demo_batch
 from tests.test_attribution import DEMO_TRUTH
-from tests.traces import demo_batch
 
 CHROMIUM = os.environ.get("MEMTRACE_TEST_CHROMIUM", "/usr/bin/chromium")
 # Where the case view screenshot is copied for a person to look at, when asked to.
@@ -55,6 +55,7 @@ def test_unknown_case_is_a_404_page_that_escapes_the_id(client: httpx.Client, pr
     assert "<script>alert" not in missing.text
     bad_project = client.get("/ui/cases/case-1", params={"project": "no spaces"})
     assert bad_project.status_code == 422
+    assert bad_project.headers["content-type"].startswith("text/html")  # every page error
 
 
 def test_static_files_have_types_etags_and_caching(client: httpx.Client, project: str) -> None:

@@ -65,7 +65,11 @@ def _raise_conflict(conflicts: dict[str, list[str]]) -> None:
         listed = "; ".join(f"{kind}: {', '.join(ids[:20])}" for kind, ids in conflicts.items())
         raise Conflict(
             f"ids already name something different (they are immutable): {listed}",
-            details=conflicts,
+            details=[
+                {"loc": [kind, node_id], "msg": "already names something different"}
+                for kind, ids in conflicts.items()
+                for node_id in ids
+            ],
         )
 
 

@@ -1,10 +1,21 @@
-"""The error body every route shares, for the OpenAPI ``responses=`` of each route."""
+"""The error body every route shares, for the OpenAPI ``responses=`` of each route (the bodies
+themselves are built in ``service.http_errors`` only)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
+
+
+class ErrorDetail(BaseModel):
+    """One problem: where it is and what is wrong there (some carry one more key, such as
+    ``type``, ``known``, ``supported`` or ``max_bytes``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    loc: list[str | int]
+    msg: str
 
 
 class ErrorBody(BaseModel):
@@ -12,7 +23,7 @@ class ErrorBody(BaseModel):
 
     error: str
     message: str
-    details: Any = None
+    details: list[ErrorDetail] | None = None
 
 
 def responses(*codes: int) -> dict[int | str, dict[str, Any]]:
@@ -36,8 +47,9 @@ AUTH = (401, 403)
 
 
 def html_route_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """``responses(*codes)`` for a route that answers HTML: its errors are still JSON, but
-    FastAPI documents a ``model`` under the route's own media type (text/html)."""
+    """``responses(*codes)`` for a route that answers HTML: a browser opening the page gets its
+    errors as an HTML page, a script the JSON body (FastAPI would document a ``model`` under the
+    route's own media type, text/html, only)."""
     content = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
     return {
         code: {"description": entry["description"], "content": content}

@@ -33,7 +33,8 @@ def get_spec(name: str) -> AuditSpec:
     if spec is None:
         known = sorted(AUDITS)
         raise AuditNotFound(
-            f"no audit named {name!r}; known audits: {', '.join(known)}", details={"known": known}
+            f"no audit named {name!r}; known audits: {', '.join(known)}",
+            details=[{"loc": ["path", "name"], "msg": "no such audit", "known": known}],
         )
     return spec
 

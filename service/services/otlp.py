@@ -50,7 +50,13 @@ def media_type(content_type: str | None) -> Encoding:
     if essence not in MEDIA_TYPES:
         raise UnsupportedMediaType(
             "Content-Type must be application/x-protobuf or application/json (OTLP/HTTP)",
-            details={"supported": sorted(MEDIA_TYPES)},
+            details=[
+                {
+                    "loc": ["header", "content-type"],
+                    "msg": "not supported",
+                    "supported": sorted(MEDIA_TYPES),
+                }
+            ],
         )
     return MEDIA_TYPES[essence]
 
@@ -75,13 +81,21 @@ def inflate(body: bytes, content_encoding: str | None, limit: int) -> bytes:
         return body
     if encoding != "gzip":
         raise UnsupportedMediaType(
-            "Content-Encoding must be gzip or absent", details={"supported": CONTENT_ENCODINGS}
+            "Content-Encoding must be gzip or absent",
+            details=[
+                {
+                    "loc": ["header", "content-encoding"],
+                    "msg": "not supported",
+                    "supported": CONTENT_ENCODINGS,
+                }
+            ],
         )
     try:
         return _gunzip(memoryview(body), limit)
     except zlib.error as e:
         raise MalformedRequest(
-            "the body is not valid gzip (Content-Encoding: gzip)", details=[{"loc": ["body"]}]
+            "the body is not valid gzip (Content-Encoding: gzip)",
+            details=[{"loc": ["body"], "msg": "not valid gzip"}],
         ) from e
 
 
@@ -97,7 +111,13 @@ def _gunzip(body: memoryview, limit: int) -> bytes:
             if members > GZIP_MAX_MEMBERS:
                 raise MalformedRequest(
                     f"the gzip body has more than {GZIP_MAX_MEMBERS} members; send one",
-                    details={"max_members": GZIP_MAX_MEMBERS},
+                    details=[
+                        {
+                            "loc": ["body"],
+                            "msg": f"more than {GZIP_MAX_MEMBERS} gzip members",
+                            "max_members": GZIP_MAX_MEMBERS,
+                        }
+                    ],
                 )
             member = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
         if carried:
@@ -111,12 +131,14 @@ def _gunzip(body: memoryview, limit: int) -> bytes:
             raise PayloadTooLarge(
                 f"the gzip body inflates to more than the limit of {limit} bytes; "
                 "send smaller exports",
-                details={"max_bytes": limit},
+                details=[{"loc": ["body"], "msg": "inflates over the limit", "max_bytes": limit}],
             )
         if member.eof:
             carried, member = member.unused_data, None
     if member is not None:
-        raise MalformedRequest("the gzip body is truncated", details=[{"loc": ["body"]}])
+        raise MalformedRequest(
+            "the gzip body is truncated", details=[{"loc": ["body"], "msg": "truncated"}]
+        )
     return bytes(out)
 
 

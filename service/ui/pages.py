@@ -29,6 +29,15 @@ CONTENT_SECURITY_POLICY = (
 """Scripts and styles only from our own files (vis-network styles its elements through the DOM,
 which this allows; tests/test_ui.py fails on any CSP violation the page reports)."""
 
+PAGE_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    # The graph changes as traces arrive and cases are attributed: never show a stale one.
+    "Cache-Control": "no-store",
+}
+"""Sent with every page, error pages included."""
+
 _SCRIPT_SAFE = str.maketrans(
     {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 )

@@ -15,7 +15,7 @@ import service.id_paths  # noqa: F401  (registers the {name:id} path convertor)
 from graph_schema.models import Verdict
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
-from service.errors import MemTraceError, NotFound, RetryableError
+from service.errors import NotFound
 from service.routes.errors import html_route_responses, responses
 from service.services import ui
 from service.ui import pages
@@ -23,26 +23,12 @@ from service.ui.assets import asset
 
 router = APIRouter(prefix="/ui", tags=["ui"])
 
-_PAGE_HEADERS = {
-    "Content-Security-Policy": pages.CONTENT_SECURITY_POLICY,
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    # The graph changes as traces arrive and cases are attributed: never show a stale one.
-    "Cache-Control": "no-store",
-}
 _HTML: dict[str, Any] = {"content": {"text/html": {}}}
 
 
-def _html(body: str, status: int = 200, retry_after: int | None = None) -> HTMLResponse:
-    headers = dict(_PAGE_HEADERS)
-    if retry_after is not None:
-        headers["Retry-After"] = str(retry_after)
-    return HTMLResponse(body, status_code=status, headers=headers)
-
-
-def _error(exc: MemTraceError, retry_after_s: int) -> HTMLResponse:
-    retry = retry_after_s if isinstance(exc, RetryableError) else None
-    return _html(pages.error_page(exc.status_code, exc.code, exc.message), exc.status_code, retry)
+def _html(body: str) -> HTMLResponse:
+    # Errors raised below become an error page in ``service.http_errors`` (a page request).
+    return HTMLResponse(body, headers=pages.PAGE_HEADERS)
 
 
 @router.get("/", include_in_schema=False)
@@ -58,16 +44,12 @@ async def ui_home(project: ProjectDep) -> RedirectResponse:
 )
 async def ui_cases(
     session: SessionDep,
-    settings: SettingsDep,
     project: ProjectDep,
     verdict: Verdict | None = None,
 ) -> HTMLResponse:
     """An HTML list of the project's cases (``verdict=failed`` for failures) with their stored
     attributions, each linking to its case view."""
-    try:
-        data = await ui.case_list(session, project, verdict)
-    except MemTraceError as exc:
-        return _error(exc, settings.retry_after_s)
+    data = await ui.case_list(session, project, verdict)
     return _html(pages.case_list_page(data))
 
 
@@ -88,10 +70,7 @@ async def ui_case(
     """The case in the browser: question, answers, verdict, its stored attribution, and the
     graph of everything its answer depends on (drawn by vis-network, served by this service)."""
     node_limit = settings.node_limit(limit)
-    try:
-        data = await ui.case_page(session, project, case_id, node_limit)
-    except MemTraceError as exc:
-        return _error(exc, settings.retry_after_s)
+    data = await ui.case_page(session, project, case_id, node_limit)
     return _html(pages.case_page(data))
 
 

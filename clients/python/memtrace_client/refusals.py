@@ -1,9 +1,9 @@
 """Which records of a refused batch the service objected to, so the rest can still be stored.
 
-The service writes a batch all or nothing, and says exactly what it refused: a 409 lists the
-ids that already name something different (``details``: ``{"units": [...], "operations": [...],
-"cases": [...]}``), a 422 lists the location of every invalid item (``details``:
-``[{"loc": ["body", "units", 3, "kind"], ...}]``). One bad record must not take its unrelated
+The service writes a batch all or nothing, and says exactly what it refused, in ``details``: a
+list of ``{"loc": [...], "msg": "..."}``. A 409 names each id that already names something
+different (``{"loc": ["units", "msg-1"], ...}``), a 422 the location of every invalid item
+(``{"loc": ["body", "units", 3, "kind"], ...}``). One bad record must not take its unrelated
 neighbours down with it, so the delivery splits such a batch into the records named and the
 rest, stores the rest, and keeps the named ones aside with the service's reason.
 """
@@ -21,8 +21,8 @@ def split_refused(
     """``(rest, refused)`` when the refusal names some but not all records of ``batch``;
     ``None`` when it names none in particular (a 403, a 413, a batch-level 422) or all."""
     details = body.get("details") if isinstance(body, dict) else None
-    if status == 409 and isinstance(details, dict):
-        named = _conflicting(batch, details)
+    if status == 409 and isinstance(details, list | dict):
+        named = _conflicting(batch, _conflict_ids(details))
     elif status == 422 and isinstance(details, list):
         named = _invalid(batch, details)
     else:
@@ -44,10 +44,22 @@ def record_count(batch: dict[str, Any]) -> int:
     return sum(len(batch.get(part, [])) for part in PARTS)
 
 
-def _conflicting(batch: dict[str, Any], details: dict[str, Any]) -> set[tuple[str, int]]:
+def _conflict_ids(details: list[Any] | dict[str, Any]) -> dict[str, set[str]]:
+    """The conflicting ids per part, from ``[{"loc": [part, id], ...}]`` (or, from a service
+    older than that shape, ``{part: [id, ...]}``)."""
+    if isinstance(details, dict):
+        return {part: set(details.get(part) or ()) for part in PARTS}
+    ids: dict[str, set[str]] = {part: set() for part in PARTS}
+    for item in details:
+        loc = item.get("loc") if isinstance(item, dict) else None
+        if isinstance(loc, list) and len(loc) == 2 and loc[0] in ids:
+            ids[loc[0]].add(str(loc[1]))
+    return ids
+
+
+def _conflicting(batch: dict[str, Any], ids: dict[str, set[str]]) -> set[tuple[str, int]]:
     """Records that define an id the service already holds with other content; an operation
     also when a unit it defines inline (an object among its inputs or outputs) is one."""
-    ids = {part: set(details.get(part) or ()) for part in PARTS}
     return {
         (part, index)
         for part in PARTS

@@ -21,14 +21,9 @@ from memtrace_client import MemTraceClientError
 from rich.console import Console
 from rich.tree import Tree
 
-from ingest.files import read_batches
-from service.client_calls import (
-    ServiceRequestError,
-    attribute_cases,
-    attribution_table,
-    batch_client,
-    service_client,
-)
+from cli.attribution import attribute_cases, attribution_table
+from cli.batch_files import read_batches
+from cli.http import ServiceRequestError, batch_client, checked, service_client
 from service.neo4j_local import LocalNeo4j, Neo4jLaunchError
 from service.settings import get_settings
 
@@ -157,10 +152,11 @@ def run_demo(trace: Path, console: Console) -> int:
             if not failed:
                 continue
             case = failed[0]
-            response = client.get(
-                f"/cases/{quote(case['id'], safe='')}/subgraph", params={"project": project}
+            subgraph = checked(
+                client.get(
+                    f"/cases/{quote(case['id'], safe='')}/subgraph", params={"project": project}
+                )
             )
-            subgraph = response.json()
             console.rule(f"case {case['id']}: {case['question']}")
             console.print(f"expected: {case['expected_answer']}")
             console.print(

@@ -6,7 +6,7 @@ import copy
 import json
 from typing import Any
 
-from tests.servers import REPO
+from tests.support.servers import REPO
 
 _DEMO = json.loads((REPO / "examples" / "demo_trace.json").read_text())
 

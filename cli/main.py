@@ -1,8 +1,15 @@
-"""The ``memtrace`` command line: serve, neo4j start|stop|status, ingest, demo, stop."""
+"""The ``memtrace`` command line: serve, neo4j start|stop|status, ingest, import-graph, attribute,
+report, audit, demo, stop.
+
+Commands talk to the service over HTTP through ``cli.http``; every failure ends there too (one
+line on stderr, a non-zero exit code)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib.metadata import version as installed_version
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,29 +26,21 @@ from rich.progress import (
     track,
 )
 
-from ingest.execution_graph import iter_graph_files, load_execution_graph
-from ingest.files import BatchFileError, count_operations, read_batches
-from service.audit_calls import (
-    audits_table,
-    list_audits,
-    parse_params,
-    rows_table,
-    run_audit,
-)
-from service.client_calls import (
+from cli.attribution import attribute_cases, attribution_table
+from cli.audits import audits_table, list_audits, parse_params, rows_table, run_audit
+from cli.batch_files import BatchFileError, count_operations, read_batches
+from cli.http import (
+    CommandError,
     ServiceRequestError,
-    attribute_cases,
-    attribution_table,
     batch_client,
+    checked,
+    failures_end_in_one_line,
     service_client,
 )
-from service.job_calls import follow_job, job_results, progress_line, resume_job, start_job
+from cli.jobs import follow_job, job_results, progress_line, resume_job, start_job
+from cli.reports import fetch_report, report_json, report_tables
+from ingest.execution_graph import iter_graph_files, load_execution_graph
 from service.neo4j_local import LocalNeo4j, Neo4jLaunchError
-from service.report_calls import (
-    fetch_report,
-    report_json,
-    report_tables,
-)
 from service.settings import get_settings
 
 app = typer.Typer(
@@ -55,6 +54,24 @@ neo4j_app = typer.Typer(
 app.add_typer(neo4j_app, name="neo4j")
 console = Console()
 err = Console(stderr=True)
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        console.print(f"memtrace {installed_version('memtrace-server')}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """MemTrace: trace and attribute errors in LLM memory systems."""
 
 
 @app.command()
@@ -121,23 +138,19 @@ def ingest(
         TextColumn("operations"),
         TimeElapsedColumn(),
     )
-    with batch_client(url) as client, Progress(*columns, console=console) as progress:
+    with (
+        failures_end_in_one_line(err, url),
+        batch_client(url) as client,
+        Progress(*columns, console=console) as progress,
+    ):
         task = progress.add_task(
             f"ingesting {file.name}", total=sum(count_operations(b) for b in batches)
         )
         for index, batch in enumerate(batches):
             if project:
                 batch = {**batch, "project": project}
-            try:
+            with _naming_the_batch(index):
                 result = client.send_json(batch)
-            except RejectedBatch as e:
-                err.print(f"[red]batch {index} refused: {e}[/red]")
-                if isinstance(e.body, dict) and e.body.get("details"):
-                    err.print_json(json.dumps(e.body["details"])[:4000])
-                raise typer.Exit(1) from e
-            except ServiceUnavailable as e:
-                err.print(f"[red]batch {index} not sent: {e}[/red]")
-                raise typer.Exit(1) from e
             for key, counts in (("created", result.created), ("existing", result.existing)):
                 for kind, n in counts.model_dump().items():
                     totals[key][kind] = totals[key].get(kind, 0) + n
@@ -169,25 +182,32 @@ def attribute(
     if sum((case_id is not None, all_failed, resume is not None)) != 1:
         err.print("[red]give a CASE_ID, --all-failed or --resume JOB (one of them)[/red]")
         raise typer.Exit(2)
-    with service_client(url) as client:
-        try:
-            if case_id is not None:
-                results = attribute_cases(client, project, case_id, judge, refresh)
-            else:
-                results = _attribution_job(client, project, resume, judge, refresh)
-        except ServiceRequestError as e:
-            err.print(f"[red]{e}[/red]", highlight=False)
-            raise typer.Exit(1) from e
-        except httpx.HTTPError as e:
-            err.print(
-                f"[red]lost the service ({type(e).__name__}); a job goes on or can be "
-                "resumed (memtrace attribute --resume JOB)[/red]"
-            )
-            raise typer.Exit(1) from e
+    lost_hint = "; a job goes on or can be resumed (memtrace attribute --resume JOB)"
+    with (
+        failures_end_in_one_line(err, url, lost_hint=lost_hint if case_id is None else ""),
+        service_client(url) as client,
+    ):
+        if case_id is not None:
+            results = attribute_cases(client, project, case_id, judge, refresh)
+        else:
+            results = _attribution_job(client, project, resume, judge, refresh)
     if as_json:
         console.print_json(json.dumps(results))
     else:
         console.print(attribution_table(results))
+
+
+@contextmanager
+def _naming_the_batch(index: int) -> Iterator[None]:
+    """Say which batch of the file was refused or not delivered."""
+    try:
+        yield
+    except RejectedBatch as e:
+        e.args = (f"batch {index} refused: {e}",)
+        raise
+    except ServiceUnavailable as e:
+        e.args = (f"batch {index} not sent: {e}",)
+        raise
 
 
 def _attribution_job(
@@ -231,16 +251,15 @@ def report(
     url: Annotated[str | None, typer.Option(help="Service URL.")] = None,
 ) -> None:
     """How the project's attributed failures split by system, error type and operation."""
-    with service_client(url, timeout_s=120) as client:
-        try:
+    with failures_end_in_one_line(err, url):
+        if html is not None and not html.parent.is_dir():  # before the service does the work
+            raise CommandError(f"cannot write {html}: no folder {html.parent}", usage=True)
+        with service_client(url, timeout_s=120) as client:
             result = fetch_report(client, project, system, since, until, bucket)
-        except ServiceRequestError as e:
-            err.print(f"[red]{e}[/red]")
-            raise typer.Exit(1) from e
-    if html is not None:
-        from service.report_html import render_report  # matplotlib: only when a page is asked for
+        if html is not None:
+            from service.report_html import render_report  # matplotlib: only for a page
 
-        html.write_text(render_report(result), encoding="utf-8")
+            html.write_text(render_report(result), encoding="utf-8")
     if as_json:
         console.print_json(report_json(result))
     else:
@@ -272,15 +291,11 @@ def audit(
         err.print(f"[red]{e}[/red]")
         raise typer.Exit(2) from e
     listing = name is None or show_list
-    with service_client(url) as client:
-        try:
-            if listing:
-                audits = list_audits(client)
-            else:
-                page = run_audit(client, str(name), project, params, skip, limit)
-        except ServiceRequestError as e:
-            err.print(f"[red]{e}[/red]", highlight=False)
-            raise typer.Exit(2 if e.usage else 1) from e
+    with failures_end_in_one_line(err, url, usage_exit=2), service_client(url) as client:
+        if listing:
+            audits = list_audits(client)
+        else:
+            page = run_audit(client, str(name), project, params, skip, limit)
     if as_json:
         console.print_json(json.dumps(audits if listing else page))
     else:
@@ -299,7 +314,7 @@ def import_graph(
     """
     files = list(iter_graph_files(path))
     totals = {"operations": 0, "cases": 0, "labelled": 0, "warnings": 0}
-    with service_client(url) as client:
+    with failures_end_in_one_line(err, url), service_client(url) as client:
         for file in track(files, description="importing", console=console):
             try:
                 graph = load_execution_graph(file)
@@ -312,10 +327,10 @@ def import_graph(
                 params={"project": project, "id_prefix": prefix},
                 json=graph,
             )
-            if response.status_code != 200:
-                err.print(f"[red]{file}: HTTP {response.status_code}: {response.text[:2000]}[/red]")
-                raise typer.Exit(1)
-            result = response.json()
+            try:
+                result = checked(response)
+            except ServiceRequestError as e:
+                raise ServiceRequestError(f"{file}: {e}", usage=e.usage) from None
             totals["operations"] += result["ingested"]["created"]["operations"]
             totals["cases"] += result["ingested"]["created"]["cases"]
             totals["labelled"] += result["labelled_cases"]
@@ -335,15 +350,17 @@ def demo(
     ),
 ) -> None:
     """Start Neo4j and the service, ingest the example trace, show its failed cases."""
-    from service.demo import run_demo
+    from cli.demo import run_demo
 
-    raise typer.Exit(run_demo(trace, console))
+    with failures_end_in_one_line(err, None):
+        code = run_demo(trace, console)
+    raise typer.Exit(code)
 
 
 @app.command()
 def stop() -> None:
     """Stop the service started by `memtrace demo` and the local Neo4j."""
-    from service.demo import stop_background_service
+    from cli.demo import stop_background_service
 
     stop_background_service(console)
     neo4j_stop()

@@ -1,6 +1,6 @@
 """A traced process for the outage test: records ``count`` operations starting at ``first``.
 
-Run as ``python -m tests.client_stream URL PROJECT SPOOL FIRST COUNT [--flush]``. It prints
+Run as ``python -m tests.support.client_stream URL PROJECT SPOOL FIRST COUNT [--flush]``. It prints
 ``recorded N`` every 100 operations so the test can stop the service mid-stream, and exits
 normally: the tracer's exit hook sends what it can and spools the rest for the next process.
 With ``--flush`` it first waits until everything (the spool included) is delivered and prints

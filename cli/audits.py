@@ -8,16 +8,11 @@ from typing import Any
 import httpx
 from rich.table import Table
 
-from service.client_calls import ServiceRequestError, checked
+from cli.http import checked
 
 
 def _get(client: httpx.Client, path: str, params: Sequence[tuple[str, str | int]]) -> Any:
-    try:
-        return checked(client.get(path, params=list(params)))
-    except httpx.TransportError as e:
-        raise ServiceRequestError(
-            f"cannot reach the service at {client.base_url}: {type(e).__name__}", usage=False
-        ) from e
+    return checked(client.get(path, params=list(params)))
 
 
 def parse_params(pairs: Sequence[str]) -> list[tuple[str, str]]:

@@ -10,29 +10,22 @@ import httpx
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from service.client_calls import ServiceRequestError, checked
+from cli.http import checked
 
 POLL_S = 0.5
-
-
-def _accepted(response: httpx.Response) -> Any:
-    """The JSON of a 202 (or 200); otherwise ``ServiceRequestError`` as ``checked`` raises it."""
-    if response.status_code == 202:
-        return response.json()
-    return checked(response)
 
 
 def start_job(client: httpx.Client, project: str, judge: str, refresh: bool) -> dict[str, Any]:
     """Start a job over every failed case of ``project``."""
     body = {"judge": judge, "refresh": refresh}
     response = client.post("/attribution-jobs", params={"project": project}, json=body)
-    return _accepted(response)  # type: ignore[no-any-return]
+    return checked(response)  # type: ignore[no-any-return]
 
 
 def resume_job(client: httpx.Client, project: str, job_id: str) -> dict[str, Any]:
     """Resume a stopped or interrupted job."""
     response = client.post(f"/attribution-jobs/{job_id}/resume", params={"project": project})
-    return _accepted(response)  # type: ignore[no-any-return]
+    return checked(response)  # type: ignore[no-any-return]
 
 
 def progress_line(job: dict[str, Any]) -> str:
@@ -86,4 +79,4 @@ def job_results(client: httpx.Client, project: str, job_id: str) -> list[dict[st
             return results
 
 
-__all__ = ["ServiceRequestError", "follow_job", "job_results", "resume_job", "start_job"]
+__all__ = ["follow_job", "job_results", "progress_line", "resume_job", "start_job"]

@@ -2,8 +2,8 @@
 
 Mem0 1.x and 2.x cannot share one environment, so this script runs under the Python of
 ``.venv-mem0-classic`` (``mem0ai`` 1.x and ``memtrace-client`` only; ``make install`` builds it).
-Usage: ``python tests/mem0_classic_run.py SERVICE_URL PROJECT LLM_BASE_URL WORKDIR``. It prints
-one JSON line: the Mem0 version and the id of the failed case.
+Usage: ``python tests/support/mem0_classic_run.py SERVICE_URL PROJECT LLM_BASE_URL WORKDIR``.
+It prints one JSON line: the Mem0 version and the id of the failed case.
 """
 
 from __future__ import annotations

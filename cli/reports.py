@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 from rich.table import Table
 
+from cli.http import checked
 from graph_schema.reports import Report
-from service.client_calls import checked
 
 
 def fetch_report(

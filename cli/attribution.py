@@ -1,0 +1,62 @@
+"""The CLI's attribution calls: attribute one case or every failed case, and the results table."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from rich.progress import track
+from rich.table import Table
+
+from cli.http import checked
+
+
+def failed_case_ids(client: httpx.Client, project: str) -> list[str]:
+    """Every failed case of the project, paging through ``GET /cases``."""
+    ids: list[str] = []
+    while True:
+        page = checked(
+            client.get(
+                "/cases",
+                params={
+                    "project": project,
+                    "verdict": "failed",
+                    "skip": len(ids),
+                    "limit": 1000,
+                },
+            )
+        )
+        ids += [c["id"] for c in page]
+        if len(page) < 1000:
+            return ids
+
+
+def attribute_cases(
+    client: httpx.Client, project: str, case_id: str | None, judge: str, refresh: bool
+) -> list[dict[str, Any]]:
+    """Attribute one case, or every failed case when ``case_id`` is None (with progress)."""
+    ids = [case_id] if case_id else failed_case_ids(client, project)
+    body = {"judge": judge, "refresh": refresh}
+    params = {"project": project}
+    steps = track(ids, description="attributing", transient=True) if len(ids) > 1 else ids
+    return [
+        checked(client.post(f"/attribute/{quote(cid, safe='')}", params=params, json=body))
+        for cid in steps
+    ]
+
+
+def attribution_table(results: list[dict[str, Any]]) -> Table:
+    """Attribution results as a table for the terminal."""
+    table = Table("case", "status", "error type", "operation", "conf.", "reason")
+    for r in results:
+        op = r.get("operation") or {}
+        table.add_row(
+            r["case_id"],
+            r["status"],
+            r.get("error_type") or "-",
+            op.get("id", "-"),
+            f"{r['confidence']:.2f}",
+            r["reason"],
+        )
+    return table

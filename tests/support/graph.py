@@ -1,0 +1,20 @@
+"""Looking at the graph directly (over Bolt), beside the API, and asking it through the API."""
+
+from __future__ import annotations
+
+import httpx
+from neo4j import Driver
+
+
+def graph_counts(driver: Driver, project: str) -> dict[str, int]:
+    records, _, _ = driver.execute_query(
+        "MATCH (n {project: $project}) RETURN count(n) AS nodes, sum(COUNT { (n)-->() }) AS edges",
+        project=project,
+        database_="neo4j",
+    )
+    row = records[0]
+    return {"nodes": row["nodes"], "edges": row["edges"]}
+
+
+def run(client: httpx.Client, project: str, query: str, **body: object) -> httpx.Response:
+    return client.post("/cypher", params={"project": project}, json={"query": query, **body})

@@ -1,0 +1,195 @@
+"""A scripted OpenAI-compatible chat server for tests and benchmarks.
+
+It speaks real HTTP (uvicorn in a background thread, on 127.0.0.1 and a port the OS picks), so the
+real ``openai`` client, its timeouts and its error mapping run unchanged. What the assistant says
+comes from an ``answer(request_json) -> str`` callable; one-shot failures pushed with
+``push_failure`` are served first, in order, one per request. Every request is recorded, failed
+ones included, so ``len(llm.requests)`` is the number of HTTP attempts a client made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from service.attribution.judges.llm import unit_ids_in_prompt
+
+Answer = Callable[[dict[str, Any]], str]
+Failure = Literal["timeout", "429", "500", "malformed", "schema"]
+
+MALFORMED = "Sure! The units that carry it are the first two."
+WRONG_SCHEMA = '{"answers": [{"unit": "x", "carries": "yes"}]}'
+
+
+def user_text(request: dict[str, Any]) -> str:
+    """Every user message of a request, joined: where the units and repair notes are."""
+    return "\n".join(
+        str(m.get("content") or "") for m in request.get("messages", []) if m.get("role") == "user"
+    )
+
+
+def oracle_from_ids(carrier_ids: set[str]) -> Answer:
+    """An ``answer`` that says carries=true exactly for the listed units in ``carrier_ids``."""
+
+    def answer(request: dict[str, Any]) -> str:
+        ids = dict.fromkeys(unit_ids_in_prompt(user_text(request)))
+        verdicts = [{"id": uid, "carries": uid in carrier_ids} for uid in ids]
+        return json.dumps({"verdicts": verdicts})
+
+    return answer
+
+
+def bag_of_words_vector(text: str, dims: int = 64) -> list[float]:
+    """A text's lower-cased words counted into ``dims`` buckets by a stable hash."""
+    vector = [0.0] * dims
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        vector[int(hashlib.md5(word.encode()).hexdigest(), 16) % dims] += 1.0
+    return vector
+
+
+def _tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+@dataclass
+class ScriptedLLM:
+    """The server's script and record; ``base_url`` ends in ``/v1`` as the openai client expects."""
+
+    answer: Answer
+    timeout_sleep_s: float = 3.0
+    latency_s: float = 0.0
+    base_url: str = ""
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    embedding_requests: list[dict[str, Any]] = field(default_factory=list)
+    _failures: deque[Failure] = field(default_factory=deque)
+    _stopping: threading.Event = field(default_factory=threading.Event)
+    _served: int = 0
+
+    def push_failure(self, mode: Failure, times: int = 1) -> None:
+        """Serve ``mode`` to the next ``times`` requests, after any failures already queued."""
+        self._failures.extend([mode] * times)
+
+    def clear_failures(self) -> None:
+        """Drop the failures still queued (so one test's leftovers never reach the next)."""
+        self._failures.clear()
+
+    async def handle_embeddings(self, request: Request) -> JSONResponse:
+        """Deterministic embeddings: words hashed into 64 buckets, so texts sharing words are
+        close. Not a language model; enough to exercise the real client and the fusion."""
+        body: dict[str, Any] = await request.json()
+        self.embedding_requests.append(body)
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        data = [
+            {"object": "embedding", "index": i, "embedding": bag_of_words_vector(text)}
+            for i, text in enumerate(texts)
+        ]
+        tokens = sum(_tokens(t) for t in texts)
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": data,
+                "model": body.get("model", "scripted"),
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            }
+        )
+
+    def prompts(self) -> list[str]:
+        """The user text of every recorded request, in order."""
+        return [user_text(r) for r in self.requests]
+
+    async def _sleep(self, seconds: float) -> None:
+        # In small steps, so that stopping the server never waits on a "timeout" request.
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not self._stopping.is_set():
+            await asyncio.sleep(0.02)
+
+    async def handle(self, request: Request) -> JSONResponse:
+        body: dict[str, Any] = await request.json()
+        self.requests.append(body)
+        mode = self._failures.popleft() if self._failures else None
+        if self.latency_s:
+            await self._sleep(self.latency_s)
+        if mode == "timeout":
+            await self._sleep(self.timeout_sleep_s)
+        if mode in ("429", "500"):
+            kind = "rate_limit_exceeded" if mode == "429" else "server_error"
+            error = {"error": {"message": f"scripted {mode}", "type": kind, "code": kind}}
+            return JSONResponse(error, status_code=int(mode))
+        if mode == "malformed":
+            content = MALFORMED
+        elif mode == "schema":
+            content = WRONG_SCHEMA
+        else:
+            content = self.answer(body)
+        return JSONResponse(self._completion(body, content))
+
+    def _completion(self, body: dict[str, Any], content: str) -> dict[str, Any]:
+        self._served += 1
+        prompt = "".join(str(m.get("content") or "") for m in body.get("messages", []))
+        usage = {"prompt_tokens": _tokens(prompt), "completion_tokens": _tokens(content)}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        return {
+            "id": f"chatcmpl-scripted-{self._served}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "scripted"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": usage,
+        }
+
+
+@contextmanager
+def scripted_llm(answer: Answer, *, timeout_sleep_s: float = 3.0) -> Iterator[ScriptedLLM]:
+    """Run a scripted server for the ``with`` block; it stops (and drops connections) on exit."""
+    llm = ScriptedLLM(answer, timeout_sleep_s=timeout_sleep_s)
+    routes = [
+        Route(path, llm.handle, methods=["POST"])
+        for path in ("/v1/chat/completions", "/chat/completions")
+    ] + [
+        Route(path, llm.handle_embeddings, methods=["POST"])
+        for path in ("/v1/embeddings", "/embeddings")
+    ]
+    config = uvicorn.Config(
+        Starlette(routes=routes), log_level="warning", lifespan="off", timeout_graceful_shutdown=1
+    )
+    server = uvicorn.Server(config)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))  # bound here, so the port is known and nobody can take it first
+    port = sock.getsockname()[1]
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("scripted LLM server did not start")
+        time.sleep(0.01)
+    llm.base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        yield llm
+    finally:
+        llm._stopping.set()
+        server.should_exit = True
+        thread.join(timeout=5)
+        sock.close()

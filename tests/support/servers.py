@@ -1,0 +1,132 @@
+"""Real processes the tests talk to: a Neo4j and the MemTrace service over HTTP.
+
+Neo4j comes from, in this order: ``MEMTRACE_NEO4J_URI`` when set; a testcontainers
+``Neo4jContainer`` when a Docker engine answers; else the project's own local launcher
+(``service.neo4j_local``) on a free port with a throw-away data folder.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from service.neo4j_local import LocalNeo4j
+from service.settings import get_settings
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class Neo4jHandle:
+    uri: str
+    user: str
+    password: str
+    local: LocalNeo4j | None = None
+
+
+def _docker_answers() -> bool:
+    try:
+        import docker
+
+        docker.from_env(timeout=3).ping()
+        return True
+    except Exception:
+        return False
+
+
+@contextmanager
+def neo4j_for_tests(workdir: Path) -> Iterator[Neo4jHandle]:
+    settings = get_settings()
+    if os.environ.get("MEMTRACE_NEO4J_URI"):
+        yield Neo4jHandle(
+            settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password.get_secret_value()
+        )
+        return
+    if _docker_answers():
+        from testcontainers.neo4j import Neo4jContainer
+
+        with Neo4jContainer("neo4j:5.26-community", password="memtrace-test") as container:
+            yield Neo4jHandle(container.get_connection_url(), "neo4j", "memtrace-test")
+        return
+    local = LocalNeo4j(
+        cache_dir=settings.local_neo4j_dir,
+        home=workdir / "neo4j",
+        port=free_port(),
+        heap="1g",
+        pagecache="512m",
+    )
+    local.start()
+    try:
+        yield Neo4jHandle(local.uri, "neo4j", "unused", local)
+    finally:
+        local.stop()
+
+
+@dataclass
+class ServiceHandle:
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+@contextmanager
+def run_service(
+    neo4j_uri: str, workdir: Path, port: int | None = None, **env: str
+) -> Iterator[ServiceHandle]:
+    """``uvicorn service.main:app`` in a subprocess, waited on until /healthz answers."""
+    port = port or free_port()
+    log = workdir / f"service-{port}.log"
+    environment = {
+        **os.environ,
+        "MEMTRACE_NEO4J_URI": neo4j_uri,
+        "MEMTRACE_NEO4J_CONNECT_TIMEOUT_S": "2",
+        "MEMTRACE_NEO4J_RETRY_TIME_S": "1",
+        **env,
+    }
+    with open(log, "ab") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "service.main:app", "--port", str(port)],
+            cwd=REPO,
+            env=environment,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"service exited early:\n{log.read_text()[-3000:]}")
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"service did not start:\n{log.read_text()[-3000:]}")
+            time.sleep(0.2)
+        yield ServiceHandle(url, process, log)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
