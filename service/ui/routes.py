@@ -16,7 +16,7 @@ from graph_schema.models import Verdict
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
 from service.errors import NotFound
-from service.routes.errors import html_route_responses, responses
+from service.routes.errors import responses
 from service.services import ui
 from service.ui import pages
 from service.ui.assets import asset
@@ -40,7 +40,7 @@ async def ui_home(project: ProjectDep) -> RedirectResponse:
 @router.get(
     "/cases",
     response_class=HTMLResponse,
-    responses={200: _HTML, **responses(503), **html_route_responses(422)},
+    responses={200: _HTML, **responses(422, 503)},  # errors are HTML pages here (http_errors)
 )
 async def ui_cases(
     session: SessionDep,
@@ -56,7 +56,7 @@ async def ui_cases(
 @router.get(
     "/cases/{case_id:id}",
     response_class=HTMLResponse,
-    responses={200: _HTML, **responses(404, 503), **html_route_responses(422)},
+    responses={200: _HTML, **responses(404, 422, 503)},
 )
 async def ui_case(
     case_id: str,
