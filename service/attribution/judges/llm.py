@@ -223,7 +223,7 @@ class LLMJudge:
         for unit in units:
             p = pre.get(unit.id)
             if p is not None and p.carries is not None and p.confidence >= self.confident:
-                verdicts[unit.id] = Verdict(p.carries, p.confidence, "heuristic")
+                verdicts[unit.id] = p
             else:
                 doubtful.setdefault(unit.id, unit)
         answered = await self._ask(question, list(doubtful.values())) if doubtful else {}
@@ -231,7 +231,7 @@ class LLMJudge:
             if uid in answered:
                 verdicts[uid] = Verdict(answered[uid], LLM_CONFIDENCE, "llm")
             elif (p := pre.get(uid)) is not None and p.carries is not None:
-                verdicts[uid] = Verdict(p.carries, p.confidence, "heuristic")
+                verdicts[uid] = p
             else:
                 verdicts[uid] = Verdict(None, 0.0, "llm")
         return verdicts
