@@ -91,6 +91,7 @@ class _Need:
     specific: frozenset[str]  # its numbers, dates and names: each one missing counts hard
     asked: frozenset[str]  # the question's words: what a segment must be about
     names: frozenset[str]  # the people and places the question names
+    when: frozenset[str]  # the numbers and dates the question itself names ("in November 2019")
     wrong: frozenset[str]  # words only the wrong answer has
     # per evidence text: the words of its answering segment, and the dates it said relatively
     key: tuple[tuple[frozenset[str], frozenset[str]], ...]
@@ -187,6 +188,7 @@ class HeuristicJudge:
                 specific=frozenset(_specific(own) | names),
                 asked=frozenset(asked),
                 names=frozenset(_names(question.question)),
+                when=frozenset(_specific(asked)),
                 wrong=frozenset(content_tokens(question.wrong_answer) - asked - answer),
                 key=tuple(
                     _key_segment(as_text(t), own, when)
@@ -236,7 +238,12 @@ class HeuristicJudge:
             named = len(need.names & around) / len(need.names) if need.names else 1.0
             carried = _recall(need.answer, have, need.specific)
             missing = len(need.specific - have)
-            stated = 0.5**missing * (0.6 + 0.4 * named)
+            # a segment stating other dates than the one the question asks about tells of
+            # another event ("started at Nakatomi in July 2022" for "in November 2019")
+            other_event = bool(need.when - around) and bool(
+                _specific(have) - need.when - need.answer
+            )
+            stated = 0.5 ** (missing + 2 * other_event) * (0.6 + 0.4 * named)
             if need.wrong and need.wrong <= have and carried < 1.0:
                 stated *= 0.25
             best = max(best, stated * carried * min(1.0, 0.5 + about))
