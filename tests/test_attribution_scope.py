@@ -464,9 +464,9 @@ def test_confidence_at_or_above_the_reliable_line_was_measured_right_nine_times_
 def test_an_inconclusive_result_never_comes_with_a_high_confidence(client: httpx.Client) -> None:
     # Nothing in scope states the answer: the best match stands in and the result is a guess.
     batch = _chain(
-        [_msg("m1", "Alice: I went hiking on Sunday.", f"{DAY}T10:00:00Z")],
-        [_unit("f1", "memory", "Alice went hiking")],
-        "Alice went hiking",
+        [_msg("m1", "Alice: I love mountain trails.", f"{DAY}T10:00:00Z")],
+        [_unit("f1", "memory", "Alice likes pizza")],
+        "Alice likes pizza",
         "What is Alice's favourite hiking trail?",
         "Eagle Ridge",
         "Pine Loop",
