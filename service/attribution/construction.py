@@ -186,9 +186,7 @@ async def follow(
     return live, losses
 
 
-def _likeliest_loss(
-    walk: Walk, lost: str, took: list[str], outputs: dict[str, list[str]]
-) -> str:
+def _likeliest_loss(walk: Walk, lost: str, took: list[str], outputs: dict[str, list[str]]) -> str:
     """Of the operations that took the carrier ``lost`` and produced none (several extractors
     reading the same message, say), the one whose role was to keep it: the one whose outputs
     restate most of it, the earliest among equals."""
