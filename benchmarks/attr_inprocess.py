@@ -190,4 +190,5 @@ async def _one(
         close = getattr(judge, "aclose", None)
         if close is not None:
             await close()
-    return record_of(ref, row, result.model_dump(mode="json"), time.perf_counter() - started)
+    record = record_of(ref, row, result.model_dump(mode="json"), time.perf_counter() - started)
+    return {**record, "given_evidence": bool(facts.evidence_units)}

@@ -9,14 +9,105 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 from collections import Counter
 from typing import Any
+
+from openai import AsyncOpenAI
 
 from benchmarks.attr_inprocess import attribute_in_process
 from benchmarks.attr_metrics import op_correct, reliability, type_correct
 from benchmarks.attr_run import CaseRef, Dataset
-from benchmarks.oracle import Oracle, OracleJudge
+from benchmarks.oracle import CaseTruth, Oracle, OracleJudge
+from service.attribution.judges.base import Question, UnitText, Verdict
 from service.attribution.judges.heuristic import HeuristicJudge
+from service.attribution.judges.llm import LLMJudge, _estimate_tokens, build_messages
+from service.settings import Settings
+
+OUTPUT_TOKENS_PER_UNIT = 12
+"""What the oracle's JSON answer costs per unit (``{"id": "u-...", "carries": true}``)."""
+
+
+class OracleLLMJudge(LLMJudge):
+    """The service's llm judge (heuristic first, deferring below ``confident``) with the oracle
+    in place of the endpoint: same deferral and budget, no HTTP. Tokens are estimated from the
+    prompt the service would send (chars/4)."""
+
+    _settings: Settings | None = None
+    _client: Any = None  # one idle client for every case (the oracle answers, not HTTP)
+
+    def __init__(self, truth: CaseTruth | None, confident: float) -> None:
+        if OracleLLMJudge._settings is None:
+            OracleLLMJudge._settings = Settings()
+            OracleLLMJudge._client = AsyncOpenAI(base_url="http://oracle.invalid/v1", api_key="-")
+        settings = OracleLLMJudge._settings
+        super().__init__(
+            base_url="http://oracle.invalid/v1",
+            api_key="unused",
+            model="oracle",
+            timeout_s=1.0,
+            max_calls=settings.attribution_max_llm_calls,
+            max_tokens=settings.attribution_max_tokens,
+            pre=HeuristicJudge(),
+            confident=confident,
+            client=OracleLLMJudge._client,
+        )
+        self._oracle = OracleJudge(truth)
+
+    async def _ask(self, question: Question, units: list[UnitText]) -> dict[str, bool]:
+        messages = build_messages(question, units, self.max_unit_chars)
+        if not self._fits_budget(messages):
+            return {}
+        self.cost.llm_calls += 1
+        spent = _estimate_tokens(messages), OUTPUT_TOKENS_PER_UNIT * len(units) + 8
+        self.cost.input_tokens += spent[0]
+        self.cost.output_tokens += spent[1]
+        self._tokens_spent += sum(spent)
+        verdicts = await self._oracle.judge(question, units)
+        return {uid: bool(v.carries) for uid, v in verdicts.items()}
+
+
+class VerdictLog:
+    """Every heuristic verdict next to the oracle's: is a verdict's confidence its accuracy?"""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[float, bool]] = []
+        self.rows: list[dict[str, Any]] = []  # per verdict, for fitting the confidence
+
+    def judge_for(self, truth: CaseTruth | None) -> HeuristicJudge:
+        log, inner = self, HeuristicJudge()
+        carriers = truth.carriers if truth else frozenset()
+
+        class Logged(HeuristicJudge):
+            async def judge(self, question: Question, units: list[UnitText]) -> dict[str, Verdict]:
+                out = await inner.judge(question, units)
+                log.seen += [
+                    (v.confidence, bool(v.carries) == (u in carriers)) for u, v in out.items()
+                ]
+                for unit in units:
+                    score, topic = inner.assess(question, unit.content, unit.ts, unit.kind)
+                    log.rows.append(
+                        {
+                            "kind": unit.kind,
+                            "score": score,
+                            "topic": topic,
+                            "conf": out[unit.id].confidence,
+                            "truth": unit.id in carriers,
+                        }
+                    )
+                return out
+
+        return Logged()
+
+    def table(self) -> list[str]:
+        rows = []
+        for lo, hi in ((0.0, 0.6), (0.6, 0.8), (0.8, 0.9), (0.9, 0.95), (0.95, 1.01)):
+            hits = [ok for c, ok in self.seen if lo <= c < hi]
+            if hits:
+                rows.append(
+                    f"   verdict confidence [{lo}, {hi}): {len(hits):6} {sum(hits) / len(hits):.3f}"
+                )
+        return rows
 
 
 def _datasets(names: list[str], half: str, quick: bool) -> list[Dataset]:
@@ -32,23 +123,53 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--judges", default="oracle,heuristic")
     parser.add_argument("--misses", type=int, default=10)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--verdict-log", help="append every heuristic verdict (JSONL) here")
+    parser.add_argument("--records", help="append every case's record (JSONL) here")
+    parser.add_argument(
+        "--confident",
+        type=float,
+        default=Settings().llm_heuristic_confidence,
+        help="the llm row's MEMTRACE_LLM_HEURISTIC_CONFIDENCE",
+    )
     args = parser.parse_args(argv)
     datasets = _datasets(args.datasets.split(","), args.half, args.quick)
     oracle = Oracle.of([b for d in datasets for b in d.batches])
+    log = VerdictLog()
+
+    def truth(ref: CaseRef) -> CaseTruth | None:
+        return oracle.by_case.get((ref.project, ref.case_id))
+
     makers: dict[str, Any] = {
         "heuristic": lambda ref: HeuristicJudge(),
+        "verdicts": lambda ref: log.judge_for(truth(ref)),
+        "llm": lambda ref: OracleLLMJudge(truth(ref), args.confident),
+        "llm-all": lambda ref: OracleLLMJudge(truth(ref), 1.01),
         "oracle": lambda ref: OracleJudge(oracle.by_case.get((ref.project, ref.case_id))),
     }
     for dataset in datasets:
         for judge in args.judges.split(","):
             records, wall = asyncio.run(attribute_in_process(dataset, judge, makers[judge]))
             n = len(records) or 1
+            if args.records:
+                with open(args.records, "a") as out:
+                    out.writelines(json.dumps(r) + "\n" for r in records)
             ok = [op_correct(r) for r in records]
             print(
                 f"{dataset.name:22} {judge:10} {len(records):4} cases  op {sum(ok) / n:.3f}  "
                 f"type {sum(map(type_correct, records)) / n:.3f}  "
-                f"{Counter(r['status'] for r in records)}  {len(records) / wall:.0f} cases/s"
+                f"{Counter(r['status'] for r in records)}  {len(records) / wall:.0f} cases/s  "
+                f"calls {sum(r['llm_calls'] for r in records) / n:.2f}  "
+                f"in-tokens {sum(r['input_tokens'] for r in records) / n:.0f}"
             )
+            if judge == "verdicts":
+                print("\n".join(log.table()))
+                log.seen.clear()
+                if args.verdict_log:
+                    with open(args.verdict_log, "a") as out:
+                        out.writelines(
+                            json.dumps({"dataset": dataset.name, **row}) + "\n" for row in log.rows
+                        )
+                log.rows.clear()
             for b in reliability(records):
                 print(f"   confidence {b['bucket']:12} {b['cases']:4} cases  op {b['op_accuracy']}")
             misses = [r for r in records if not op_correct(r)]

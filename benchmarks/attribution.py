@@ -240,6 +240,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="small run: 2 sizes, 1 conversation")
     parser.add_argument("--locomo", default="../shared/data/locomo10")
     parser.add_argument("--judges", default="heuristic,llm,llm-all", help="rows to run")
+    parser.add_argument("--datasets", default="all", help="comma-separated dataset names")
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--no-inprocess", action="store_true")
     parser.add_argument("--concurrency", type=int, default=2)
@@ -284,6 +285,8 @@ def main(argv: list[str] | None = None) -> None:
     path = str(REPO / args.locomo)  # an absolute --locomo replaces REPO
     print("building datasets ...", flush=True)
     datasets = build_datasets(args.quick, args.half, path, args.seed)
+    if args.datasets != "all":
+        datasets = [d for d in datasets if d.name in args.datasets.split(",")]
     oracle = Oracle.of([b for d in datasets for b in d.batches])
     sizes = {d.name: d.sizes() for d in datasets}
     for name, s in sizes.items():

@@ -416,3 +416,64 @@ def test_the_update_that_pushes_the_evidence_out_of_a_buffer_is_blamed(
         ],
     }
     assert _blamed(client, f"t-{uuid.uuid4().hex[:8]}", batch) == ("UpdateError", "u2")
+
+
+def test_a_lost_copy_is_not_decisive_while_another_turns_memory_carries_the_fact(
+    client: httpx.Client,
+) -> None:
+    """The evidence turn's extraction dropped the fact, but a later turn said it again and its
+    memory was in the store at question time: the retrieval that left it out is to blame."""
+    batch = _chain(
+        [_msg("m1", "Alice: Researching adoption agencies this week.", f"{DAY}T10:00:00Z")],
+        [_unit("f1", "memory", "Alice had a busy week")],
+        "Alice had a busy week",
+        "What did Alice research?",
+        "Adoption agencies",
+        "Cooking classes",
+        ["m1"],
+    )
+    batch["units"].append(
+        _msg("m2", "Alice: I am researching adoption agencies for my family.", f"{DAY}T10:30:00Z")
+    )
+    batch["operations"].insert(
+        1,
+        _op(
+            "y",
+            "extraction",
+            f"{DAY}T11:10:00Z",
+            ["m2"],
+            [_unit("g1", "memory", "Alice is researching adoption agencies")],
+        ),
+    )
+    for op in batch["operations"]:  # one session: the second turn is in the case's scope
+        op["session_id"] = "s1"
+    assert _blamed(client, f"t-{uuid.uuid4().hex[:8]}", batch) == ("RetrievalError", "r")
+
+
+def test_confidence_at_or_above_the_reliable_line_was_measured_right_nine_times_in_ten() -> None:
+    from service.attribution.confidence import RELIABLE, TABLE, calibrated
+
+    for (kind, given), levels in TABLE.items():
+        for floor, measured in levels:
+            got = calibrated(kind, floor, given=given)
+            assert got <= measured
+            assert got < RELIABLE or measured >= 0.9, (kind, given, floor)
+    assert calibrated("DeletionError", 1.0, given=True) < RELIABLE  # never measured
+
+
+def test_an_inconclusive_result_never_comes_with_a_high_confidence(client: httpx.Client) -> None:
+    # Nothing in scope states the answer: the best match stands in and the result is a guess.
+    batch = _chain(
+        [_msg("m1", "Alice: I love mountain trails.", f"{DAY}T10:00:00Z")],
+        [_unit("f1", "memory", "Alice likes pizza")],
+        "Alice likes pizza",
+        "What is Alice's favourite hiking trail?",
+        "Eagle Ridge",
+        "Pine Loop",
+        [],
+    )
+    project = f"t-{uuid.uuid4().hex[:8]}"
+    _send(client, project, batch)
+    result = _results(client, project, ["case"])[0]
+    assert result["status"] == "inconclusive"
+    assert result["confidence"] <= 0.3

@@ -136,6 +136,18 @@ def test_confident_pre_verdicts_need_no_call(llm: ScriptedLLM) -> None:
     assert {v.source for v in verdicts.values()} == {"heuristic"}
 
 
+def test_a_batch_the_pre_judge_finds_no_carrier_in_goes_to_the_llm_whole(
+    llm: ScriptedLLM,
+) -> None:
+    # "none of these carries it" is what the walk blames an operation on: a lexical judge sure
+    # of every "no" (a paraphrase it cannot see) does not decide that alone
+    pre = FixedJudge({u.id: Verdict(False, 0.99, "heuristic") for u in UNITS})
+    verdicts = run(make_judge(llm, pre=pre, confident=0.8))
+    assert len(llm.requests) == 1
+    assert unit_ids_in_prompt(llm.prompts()[0]) == [u.id for u in UNITS]
+    assert carries(verdicts) == ORACLE
+
+
 def test_only_doubtful_units_reach_the_llm(llm: ScriptedLLM) -> None:
     pre = FixedJudge(
         {"msg-1": Verdict(True, 0.9, "heuristic"), "mem-1": Verdict(True, 0.5, "heuristic")}

@@ -55,7 +55,7 @@ def loss_reason(graph: CaseGraph, loss: Loss) -> str:
     return f"{lost} carried the information; {loss.operation} {verbs[loss.error_type]}"
 
 
-def _builders(walk: Walk, unit_id: str, question_time: float) -> list[str]:
+def builders(walk: Walk, unit_id: str, question_time: float) -> list[str]:
     """Operations that consumed the unit while building the memory, before the question."""
     systems = walk.scope.systems
     ops = [
@@ -75,7 +75,7 @@ def _builders(walk: Walk, unit_id: str, question_time: float) -> list[str]:
 
 def _successor(walk: Walk, unit: Node, question_time: float) -> tuple[str, list[str]] | None:
     """For a memory-entry version: the operation producing its next version (or tombstone)."""
-    for op in _builders(walk, unit.id, question_time):
+    for op in builders(walk, unit.id, question_time):
         nxt = [
             y
             for y in walk.graph.outputs.get(op, [])
@@ -95,13 +95,24 @@ def _sole_step(walk: Walk, unit: Node, question_time: float) -> tuple[str, str] 
         if found and len(found[1]) == 1 and walk.graph.units[found[1][0]].kind == unit.kind:
             return found[0], found[1][0]
         return None
-    builders = _builders(walk, unit.id, question_time)
-    if len(builders) != 1:
+    ops = builders(walk, unit.id, question_time)
+    if len(ops) != 1:
         return None
-    outs = walk.graph.outputs.get(builders[0], [])
+    outs = walk.graph.outputs.get(ops[0], [])
     if len(outs) == 1 and (n := walk.graph.units.get(outs[0])) and n.kind == unit.kind:
-        return builders[0], outs[0]
+        return ops[0], outs[0]
     return None
+
+
+def is_live(walk: Walk, unit: Node, question_time: float) -> bool:
+    """Whether a memory unit was still in the store at question time: made before it, and no
+    later version (or tombstone) of its entry, and nothing building on it, before it either."""
+    made = [walk.op_sort_key(op)[0] for op in walk.graph.producers.get(unit.id, [])]
+    if made and min(made) > question_time:
+        return False
+    if unit.entry:
+        return _successor(walk, unit, question_time) is None
+    return not builders(walk, unit.id, question_time)
 
 
 async def _bisect_chain(walk: Walk, start: str, question_time: float) -> tuple[str, list[str]]:
@@ -159,35 +170,33 @@ async def follow(
                 conf = min([walk.confidence_of(last)] + [walk.confidence_of(v) for v in versions])
                 losses.append(Loss(op, _version_loss_type(walk.graph, op), [*path, op], conf))
             continue
-        builders = _builders(walk, last, question_time)
-        if not builders:
+        took = builders(walk, last, question_time)
+        if not took:
             live.append(path)
             continue
-        outputs = {op: walk.graph.outputs.get(op, []) for op in builders}
+        outputs = {op: walk.graph.outputs.get(op, []) for op in took}
         verdicts = await walk.carries([y for ys in outputs.values() for y in ys])
         carried = [(op, y) for op, ys in outputs.items() for y in ys if verdicts.get(y)]
         if carried:
             queue.extend([*path, op, y] for op, y in carried)
             continue
-        op = _likeliest_loss(walk, last, builders, outputs)
+        op = _likeliest_loss(walk, last, took, outputs)
         conf = min([walk.confidence_of(last)] + [walk.confidence_of(y) for y in outputs[op]])
         losses.append(Loss(op, _loss_type(walk.graph, op), [*path, op], conf))
     return live, losses
 
 
-def _likeliest_loss(
-    walk: Walk, lost: str, builders: list[str], outputs: dict[str, list[str]]
-) -> str:
+def _likeliest_loss(walk: Walk, lost: str, took: list[str], outputs: dict[str, list[str]]) -> str:
     """Of the operations that took the carrier ``lost`` and produced none (several extractors
     reading the same message, say), the one whose role was to keep it: the one whose outputs
     restate most of it, the earliest among equals."""
-    if len(builders) == 1:
-        return builders[0]
+    if len(took) == 1:
+        return took[0]
     speaker = _author(walk.graph.units[lost])
     if speaker:
         # Operations that each keep one speaker's facts (LoCoMo's observations, a per-user
         # extractor): the one for the message's author was the one meant to keep it.
-        own = [op for op in builders if _names_author(walk.graph.operations[op], speaker)]
+        own = [op for op in took if _names_author(walk.graph.operations[op], speaker)]
         if len(own) == 1:
             return own[0]
     source = content_tokens(walk.graph.units[lost].content)
@@ -201,7 +210,7 @@ def _likeliest_loss(
         ]
         return max(overlaps, default=0.0)
 
-    return max(builders, key=lambda op: (closeness(op), -walk.op_sort_key(op)[0]))
+    return max(took, key=lambda op: (closeness(op), -walk.op_sort_key(op)[0]))
 
 
 _AUTHOR = re.compile(r"^\s*([^:\n]{1,40}):\s")

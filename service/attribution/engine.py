@@ -29,9 +29,10 @@ import functools
 import time
 from typing import Any, Protocol
 
-from service.attribution.construction import follow, loss_reason
+from service.attribution.confidence import calibrated
+from service.attribution.construction import builders, follow, is_live, loss_reason
 from service.attribution.graph import READ_KINDS, CaseGraph
-from service.attribution.judges.base import CachedJudge, Question
+from service.attribution.judges.base import CachedJudge, Question, Verdict
 from service.attribution.models import (
     AttributionResult,
     BlamedOperation,
@@ -44,6 +45,8 @@ from service.attribution.search import fuse, message_index
 from service.attribution.walk import NO_UNIT, CaseFacts, Walk
 
 INCONCLUSIVE_CONFIDENCE = 0.3
+REDUNDANT_SOURCES = 8
+SURE_CARRIER = 0.8
 SEED_ROUNDS = (8, 24, 64)
 """Evidence candidates judged per round: the 8 best matches, then (only if none carries) the next
 24. Paraphrases and answers inferred from a date rank low lexically; a second round finds most."""
@@ -109,6 +112,8 @@ async def attribute(
         # Causality: a unit recorded after the answer cannot be what the answer needed.
         evidence = [e for e in evidence if recorded_by(graph, e, scope.until)]
     walk = Walk(case, graph, judge, _question(case, graph, evidence), scope=scope)
+    for unit in evidence:  # the case says these carry it: the walk starts from that, sure of it
+        judge.cache[unit] = Verdict(True, 1.0, "case")
 
     # 1. Evidence: given by the case, or searched among the source messages. Known before any
     # unit is judged, so that every verdict (cached for the case) is made with it.
@@ -131,6 +136,10 @@ async def attribute(
         u for u in graph.inputs.get(response_op, []) if graph.units.get(u, NO_UNIT).kind != "query"
     ]
     carried = [u for u, yes in (await walk.carries(read)).items() if yes]
+    # How sure the verdicts every answer rests on are: the evidence (when searched for) and,
+    # unless the context carried it, that the context lacks it.
+    sure_evidence = 1.0 if not searched else max(walk.confidence_of(e) for e in evidence)
+    sure_context = min((walk.confidence_of(u) for u in read), default=1.0)
     if carried:
         # A context that carries the information without descending from the evidence matched
         # it in words only, more often than not: it is less sure (measured on the tuning half).
@@ -140,7 +149,11 @@ async def attribute(
             status="attributed",
             error_type="ResponseError",
             operation=_blame(graph, response_op),
-            confidence=round(walk.confidence_of(carried[0]) * (1.0 if linked else 0.7), 3),
+            confidence=calibrated(
+                "ResponseError" if linked else "ResponseError-unlinked",
+                min(walk.confidence_of(carried[0]), sure_evidence),
+                given=not searched,
+            ),
             reason=f"the context {carried[0]} carries the information, yet the answer is wrong",
             evidence_path=[carried[0], response_op],
         )
@@ -148,7 +161,12 @@ async def attribute(
     # 3. Construction: follow the information forward to question time.
     question_time = _question_time(graph, response_op)
     live, losses = await follow(walk, evidence, question_time)
-    scale = 0.85 if searched else 1.0
+    if not live and losses:
+        redundant = await _redundant_carrier(walk, source, evidence, question_time)
+        if redundant is not None:
+            live = [redundant]
+            if stand_in:  # a judged carrier in the store: the evidence is no longer a guess
+                walk.uncertain = any(v.carries is None for v in judge.cache.values())
     if not live and losses:
         loss = min(losses, key=lambda item: walk.op_sort_key(item.operation))
         status = "inconclusive" if walk.uncertain else "attributed"
@@ -156,7 +174,11 @@ async def attribute(
             status=status,
             error_type=loss.error_type,
             operation=_blame(graph, loss.operation),
-            confidence=round(loss.confidence * scale, 3),
+            confidence=calibrated(
+                loss.error_type,
+                min(loss.confidence, sure_evidence, sure_context),
+                given=not searched,
+            ),
             reason=loss_reason(graph, loss),
             evidence_path=loss.path,
         )
@@ -180,7 +202,11 @@ async def attribute(
         status="inconclusive" if walk.uncertain else "attributed",
         error_type="RetrievalError",
         operation=_blame(graph, blamed),
-        confidence=round(walk.confidence_of(live[0][-1]) * scale, 3),
+        confidence=calibrated(
+            "RetrievalError",
+            min(walk.confidence_of(live[0][-1]), sure_evidence, sure_context),
+            given=not searched,
+        ),
         reason=f"{live[0][-1]} held the information at question time, but {blamed} "
         "did not put it into the context",
         evidence_path=[*live[0], blamed],
@@ -196,9 +222,9 @@ def _question(case: CaseFacts, graph: CaseGraph, evidence: list[str]) -> Questio
     return Question(case.id, case.question, case.expected_answer, answer, texts, times)
 
 
-async def _search_evidence(walk: Walk, source: GraphSource) -> tuple[list[str], bool]:
-    """Messages in the case's scope judged to carry the information; else the best lexical
-    match as a stand-in (True), since the judge may not see an answer that is inferred."""
+async def _ranked_messages(walk: Walk, source: GraphSource) -> list[str]:
+    """The messages in the case's scope that best match question plus expected answer, best
+    first (the :data:`SEED_ROUNDS` many)."""
     rows = await source.scope_messages(walk.scope)
     walk.graph.add_rows(rows)
     candidates = sorted({row["id"] for row in rows} | set(walk.scope.lineage))
@@ -208,6 +234,13 @@ async def _search_evidence(walk: Walk, source: GraphSource) -> tuple[list[str], 
     embedder = getattr(source, "embedder", None)
     if embedder is not None and texts:  # dense ranking finds paraphrases BM25 misses
         ranked = fuse([ranked, await embedder.rank(texts, query, wanted)], wanted)
+    return ranked
+
+
+async def _search_evidence(walk: Walk, source: GraphSource) -> tuple[list[str], bool]:
+    """Messages in the case's scope judged to carry the information; else the best lexical
+    match as a stand-in (True), since the judge may not see an answer that is inferred."""
+    ranked = await _ranked_messages(walk, source)
     if not ranked:
         return [], False
     start = 0
@@ -219,9 +252,40 @@ async def _search_evidence(walk: Walk, source: GraphSource) -> tuple[list[str], 
         if carriers:
             # The surest carriers only: a message that merely shares the answer's word is not
             # the evidence when another states it more fully.
-            top = max(walk.confidence_of(mid) for mid in carriers)
-            return [mid for mid in carriers if walk.confidence_of(mid) >= top], False
+            top = max(walk.strength_of(mid) for mid in carriers)
+            return [mid for mid in carriers if walk.strength_of(mid) >= top], False
     return ranked[:1], True
+
+
+async def _redundant_carrier(
+    walk: Walk, source: GraphSource, evidence: list[str], question_time: float
+) -> list[str] | None:
+    """A memory of the case's own pipeline that still carried the information at question time
+    although it does not descend from the evidence (another turn said it too): then losing the
+    evidence's copy decided nothing, and the store had the fact. Looked for among what the
+    :data:`REDUNDANT_SOURCES` best matching other messages in scope became; the path to it."""
+    ranked = [m for m in await _ranked_messages(walk, source) if m not in evidence]
+    sources = ranked[:REDUNDANT_SOURCES]
+    if not sources:
+        return None
+    walk.graph.add_rows(await source.descendants(sources))
+    found: dict[str, list[str]] = {}
+    for message in sources:
+        for op in builders(walk, message, question_time):
+            for out in walk.graph.outputs.get(op, []):
+                node = walk.graph.units.get(out)
+                if (
+                    node is not None
+                    and node.kind == "memory"
+                    and is_live(walk, node, question_time)
+                ):
+                    found.setdefault(out, [message, op, out])
+    verdicts = await walk.carries(sorted(found))
+    # a sure carrier only: a memory sharing the answer's words by chance would move the blame
+    carriers = [
+        u for u in sorted(found) if verdicts.get(u) and walk.confidence_of(u) >= SURE_CARRIER
+    ]
+    return found[carriers[0]] if carriers else None
 
 
 def _question_time(graph: CaseGraph, response_op: str) -> float:

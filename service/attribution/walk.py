@@ -49,6 +49,14 @@ class Walk:
         verdict = self.judge.cache.get(unit_id)
         return verdict.confidence if verdict else 0.5
 
+    def strength_of(self, unit_id: str) -> float:
+        """How strongly the unit carries: the heuristic's score when it judged it, else the
+        verdict's confidence (an LLM's verdict has no degrees)."""
+        verdict = self.judge.cache.get(unit_id)
+        if verdict is None:
+            return 0.5
+        return verdict.score if verdict.score is not None else verdict.confidence
+
     def op_sort_key(self, op_id: str) -> tuple[float, str]:
         ts = self.graph.op_time(op_id)
         return (ts.timestamp() if ts else 0.0, op_id)

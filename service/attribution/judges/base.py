@@ -37,8 +37,9 @@ class Verdict:
     """``carries`` is True/False, or None when the judge could not tell (budget, bad answer)."""
 
     carries: bool | None
-    confidence: float
+    confidence: float  # how often a verdict like this is right (see the judge)
     source: str  # "heuristic", "llm" or "cache"
+    score: float | None = None  # the heuristic's carry score, to rank carriers by
 
 
 class Judge(Protocol):

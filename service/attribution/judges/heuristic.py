@@ -91,6 +91,7 @@ class _Need:
     specific: frozenset[str]  # its numbers, dates and names: each one missing counts hard
     asked: frozenset[str]  # the question's words: what a segment must be about
     names: frozenset[str]  # the people and places the question names
+    when: frozenset[str]  # the numbers and dates the question itself names ("in November 2019")
     wrong: frozenset[str]  # words only the wrong answer has
     # per evidence text: the words of its answering segment, and the dates it said relatively
     key: tuple[tuple[frozenset[str], frozenset[str]], ...]
@@ -130,8 +131,34 @@ def _key_segment(
     return frozenset(segments[best]), frozenset(relative)
 
 
+def verdict_confidence(carries: bool, score: float, topic: float) -> float:
+    """How often a verdict like this one is right: the share of verdicts with this score and
+    topic that agreed with the oracle on the LoCoMo tuning half (conversations 0-4; 13,000
+    verdicts, ``python -m benchmarks.attr_tune --judges verdicts``), rounded down.
+
+    A unit that shares nothing with the question is surely not a carrier (0.99). A unit about
+    the question that lacks the answer's words is one a paraphrase may still carry (0.55-0.9).
+    A carrier by words is right at most 0.85 of the time: another message stating the same
+    fact, or a segment sharing the answer's words but not its meaning. The ``llm`` judge asks
+    the LLM about every verdict below ``MEMTRACE_LLM_HEURISTIC_CONFIDENCE`` (0.85).
+    """
+    if carries:
+        if score >= 0.7 and topic >= 0.6:
+            return 0.82
+        return 0.6 if score >= 0.7 or topic >= 0.9 else 0.5
+    if topic >= 0.9:
+        return 0.55
+    if topic >= 0.8:
+        return 0.9 if score < 0.2 else 0.65
+    if score >= 0.35:
+        return 0.9 if topic < 0.6 else 0.65
+    if score >= 0.2:
+        return 0.9 if topic < 0.8 else 0.7
+    return 0.99
+
+
 class HeuristicJudge:
-    """Lexical judge. ``threshold`` is the carry score; ``margin`` the band of low confidence.
+    """Lexical judge. ``threshold`` is the carry score; confidence: :func:`verdict_confidence`.
 
     A unit carries the information when one of its segments (a line or sentence, read with its
     neighbours) states the expected answer's own words, numbers and dates (after stemming,
@@ -144,9 +171,8 @@ class HeuristicJudge:
     kind = "heuristic"
     model: str | None = None
 
-    def __init__(self, threshold: float = 0.5, margin: float = 0.2) -> None:
+    def __init__(self, threshold: float = 0.5) -> None:
         self.threshold = threshold
-        self.margin = margin
         self.cost = Cost()
         self._needs: dict[Question, _Need] = {}
 
@@ -162,6 +188,7 @@ class HeuristicJudge:
                 specific=frozenset(_specific(own) | names),
                 asked=frozenset(asked),
                 names=frozenset(_names(question.question)),
+                when=frozenset(_specific(asked)),
                 wrong=frozenset(content_tokens(question.wrong_answer) - asked - answer),
                 key=tuple(
                     _key_segment(as_text(t), own, when)
@@ -175,7 +202,15 @@ class HeuristicJudge:
     def score(
         self, question: Question, content: str, when: datetime | None = None, kind: str = ""
     ) -> float:
-        """0..1: how well the best segment of ``content`` carries the answer to ``question``.
+        """0..1: how well the best segment of ``content`` carries the answer to ``question``."""
+        return self.assess(question, content, when, kind)[0]
+
+    def assess(
+        self, question: Question, content: str, when: datetime | None = None, kind: str = ""
+    ) -> tuple[float, float]:
+        """How well the best segment of ``content`` carries the answer to ``question`` (0..1),
+        and how much of it is about the question at all (0..1: the best segment's share of the
+        question's and the evidence's words, answer aside).
 
         A memory restating the evidence's event carries a date the evidence resolved
         from its own time (a memory is dated by when it was written; a source message must say
@@ -185,7 +220,7 @@ class HeuristicJudge:
         # JSON snapshots and lists of memories (imported execution graphs) read as their text
         words = [_words(seg, when) for seg in _segments(as_text(content))]
         dated = kind == "memory"
-        best = 0.0
+        best = topic = 0.0
         for i, have in enumerate(words):
             if not have:
                 continue
@@ -203,10 +238,16 @@ class HeuristicJudge:
             named = len(need.names & around) / len(need.names) if need.names else 1.0
             carried = _recall(need.answer, have, need.specific)
             missing = len(need.specific - have)
-            stated = 0.5**missing * (0.6 + 0.4 * named)
+            # a segment stating other dates than the one the question asks about tells of
+            # another event ("started at Nakatomi in July 2022" for "in November 2019")
+            other_event = bool(need.when - around) and bool(
+                _specific(have) - need.when - need.answer
+            )
+            stated = 0.5 ** (missing + 2 * other_event) * (0.6 + 0.4 * named)
             if need.wrong and need.wrong <= have and carried < 1.0:
                 stated *= 0.25
             best = max(best, stated * carried * min(1.0, 0.5 + about))
+            topic = max(topic, about * (0.6 + 0.4 * named))
             for key, relative in need.key:
                 # A restatement of the evidence's answering segment carries what it says, even
                 # paraphrased or with the answer left implicit (a date said relatively). Its
@@ -226,6 +267,7 @@ class HeuristicJudge:
                 if not total:
                     continue
                 restated = sum(w for t, w in weight.items() if t in around) / total
+                topic = max(topic, restated)
                 # ... but a copy that lost the answer itself (or its number, date or name)
                 # restates the topic, not the fact.
                 stated_answer = need.answer & key
@@ -238,17 +280,14 @@ class HeuristicJudge:
                     restated *= 1.0 if kept >= 0.5 else kept
                 restated *= 0.5 ** len(specific - around)
                 best = max(best, restated * (0.6 + 0.4 * named) * min(1.0, 0.5 + about))
-        return round(best, 4)
+        return round(best, 4), round(topic, 4)
 
     def verdict(
         self, question: Question, content: str, when: datetime | None = None, kind: str = ""
     ) -> Verdict:
-        s = self.score(question, content, when, kind)
-        distance = abs(s - self.threshold)
-        confidence = min(1.0, 0.5 + distance / (2 * self.margin))
-        return Verdict(
-            carries=s >= self.threshold, confidence=round(confidence, 3), source="heuristic"
-        )
+        s, topic = self.assess(question, content, when, kind)
+        carries = s >= self.threshold
+        return Verdict(carries, verdict_confidence(carries, s, topic), "heuristic", score=s)
 
     async def judge(self, question: Question, units: list[UnitText]) -> dict[str, Verdict]:
         return {u.id: self.verdict(question, u.content, u.ts, u.kind) for u in units}

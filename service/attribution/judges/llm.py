@@ -169,8 +169,11 @@ def _estimate_tokens(messages: list[ChatCompletionMessageParam]) -> int:
 class LLMJudge:
     """Judges units with an OpenAI-compatible chat model; one instance per case.
 
-    ``pre`` (the heuristic judge) is asked first and settles the units it is confident about,
-    so the LLM only sees the doubtful ones. ``client`` lets the caller share one connection
+    ``pre`` (the heuristic judge) is asked first. In a batch where it is confident that some
+    unit carries the information, it settles the units it is confident about and the LLM only
+    sees the doubtful ones; a batch it finds no carrier in goes to the LLM whole, since "none
+    of these carries it" is what the walk blames an operation on (and a paraphrase is what a
+    lexical judge misses). ``client`` lets the caller share one connection
     pool across cases; it is then used with ``max_retries=0`` and ``timeout_s`` too.
     """
 
@@ -218,12 +221,23 @@ class LLMJudge:
     async def judge(self, question: Question, units: list[UnitText]) -> dict[str, Verdict]:
         """A verdict for every unit: the pre-judge's if confident, else the LLM's, else unknown."""
         pre = await self.pre.judge(question, units) if self.pre and units else {}
+        # "None of these carries it" is what the walk decides on (no evidence among these
+        # messages; an operation lost it): the pre-judge settles a batch only when it is
+        # confident that one of its units carries; else the LLM sees every unit of the batch.
+        settles = any(
+            p.carries and p.confidence >= self.confident for p in pre.values() if p is not None
+        )
         verdicts: dict[str, Verdict] = {}
         doubtful: dict[str, UnitText] = {}
         for unit in units:
             p = pre.get(unit.id)
-            if p is not None and p.carries is not None and p.confidence >= self.confident:
-                verdicts[unit.id] = Verdict(p.carries, p.confidence, "heuristic")
+            if (
+                settles
+                and p is not None
+                and p.carries is not None
+                and p.confidence >= self.confident
+            ):
+                verdicts[unit.id] = p
             else:
                 doubtful.setdefault(unit.id, unit)
         answered = await self._ask(question, list(doubtful.values())) if doubtful else {}
@@ -231,7 +245,7 @@ class LLMJudge:
             if uid in answered:
                 verdicts[uid] = Verdict(answered[uid], LLM_CONFIDENCE, "llm")
             elif (p := pre.get(uid)) is not None and p.carries is not None:
-                verdicts[uid] = Verdict(p.carries, p.confidence, "heuristic")
+                verdicts[uid] = p
             else:
                 verdicts[uid] = Verdict(None, 0.0, "llm")
         return verdicts

@@ -1,0 +1,45 @@
+"""A result's confidence: how often results like it name the right operation.
+
+The walk's verdicts each say how often a verdict like them is right (the judge's calibration).
+A result rests on a few of them: the evidence (when it was searched for), that the context did
+or did not carry the information, and the unit where it was lost or last held. The least sure of
+those (``sure``) and the kind of result are looked up in :data:`TABLE`, measured on the LoCoMo
+tuning half (conversations 0-4) with the heuristic judge: the share of such results that named
+the labelled operation. So a result at confidence 0.8 or more is right at least 9 times in 10 on
+the data it was measured on (see ``benchmarks/results/attribution.md`` for the held-out half).
+"""
+
+from __future__ import annotations
+
+RELIABLE = 0.8
+"""Results at this confidence or more are right at least 9 times in 10. A kind of result measured
+right between 0.8 and 0.9 of the time reports just below this line (``BELOW_RELIABLE``), so that
+the line keeps its promise; every other confidence is the accuracy as measured."""
+BELOW_RELIABLE = 0.79
+
+TABLE: dict[tuple[str, bool], tuple[tuple[float, float], ...]] = {
+    # measured by ``python -m benchmarks.attr_calibrate`` (LoCoMo tuning half, heuristic judge);
+    # the comment counts the cases behind each level
+    ("ExtractionError", False): ((0.60, 0.76), (0.50, 0.53)),  # 21, 26
+    ("ExtractionError", True): ((0.99, 0.70), (0.90, 0.63), (0.55, 0.44)),  # 31, 41, 29
+    ("ResponseError", False): ((0.82, 0.76), (0.60, 0.71), (0.50, 0.61)),  # 38, 42, 44
+    ("ResponseError", True): ((0.82, 0.89), (0.50, 0.33)),  # 87, 24
+    ("ResponseError-unlinked", False): ((0.50, 0.46),),  # 15
+    ("ResponseError-unlinked", True): ((0.50, 0.05),),  # 10 (none right)
+    ("RetrievalError", False): ((0.60, 0.84), (0.50, 0.38)),  # 57, 88
+    ("RetrievalError", True): ((0.82, 0.82), (0.60, 0.60), (0.50, 0.48)),  # 79, 34, 55
+    ("UpdateError", False): ((0.60, 0.95), (0.50, 0.74)),  # 36, 27
+    ("UpdateError", True): ((0.82, 0.84), (0.65, 0.66), (0.50, 0.55)),  # 44, 24, 18
+}
+"""(kind of result, evidence given by the case) -> ((least ``sure`` verdict, confidence), ...),
+highest first. ``ResponseError-unlinked``: the carrying context does not descend from the
+evidence (it matched in words only, more often than not). A kind not listed (a deletion; sure
+below every level) keeps ``sure`` itself."""
+
+
+def calibrated(kind: str, sure: float, *, given: bool) -> float:
+    """The confidence of a result of ``kind`` whose least sure verdict is ``sure``."""
+    for floor, confidence in TABLE.get((kind, given), ()):
+        if sure >= floor:
+            return BELOW_RELIABLE if RELIABLE <= confidence < 0.9 else confidence
+    return round(min(sure, BELOW_RELIABLE), 3)
