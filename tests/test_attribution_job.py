@@ -16,6 +16,7 @@ import pytest
 from neo4j import Driver
 
 from tests.support.cli import memtrace
+from tests.support.naming import request_naming
 from tests.support.servers import Neo4jHandle, ServiceHandle, run_service
 from tests.support.traces import demo_batch
 from tests.test_isolation import (
@@ -292,20 +293,8 @@ def test_cli_resumes_a_stopped_job(service: ServiceHandle, project: str) -> None
 
 
 def _send(url: str, method: str, path: str, key: str, naming: str, target: str) -> httpx.Response:
-    params: dict[str, str] = {}
-    headers: dict[str, str] = {}
-    cookies: dict[str, str] = {}
-    if naming == "cookie":
-        cookies["memtrace_key"] = key
-    else:
-        headers["Authorization"] = f"Bearer {key}"
-    if naming in ("query", "cookie"):
-        params["project"] = target
-    elif naming == "header":
-        headers["X-MemTrace-Project"] = target
     body = {} if method == "POST" else None
-    with httpx.Client(base_url=url, timeout=60, cookies=cookies) as http:
-        return http.request(method, path, params=params, headers=headers, json=body)
+    return request_naming(url, method, path, key, naming, target, body=body)
 
 
 def _jobs_per_project(driver: Driver, projects: tuple[str, ...]) -> dict[str, int]:

@@ -20,6 +20,7 @@ import pytest
 from neo4j import Driver
 
 from tests.support.execution_graphs import mem0_graph
+from tests.support.naming import request_naming
 from tests.support.otlp_export import as_otlp_json, export, span
 from tests.support.servers import Neo4jHandle, ServiceHandle, run_service
 from tests.support.traces import demo_batch
@@ -182,22 +183,13 @@ def counts(driver: Driver) -> dict[str, int]:
 
 def send(service: ServiceHandle, call: Call, key: str, naming: str, target: str) -> httpx.Response:
     """``call`` naming ``target`` the ``naming`` way, authenticated with ``key``."""
-    params: dict[str, str] = call.query() if call.query else {}
-    headers: dict[str, str] = {}
-    cookies: dict[str, str] = {}
-    if naming == "cookie":
-        cookies["memtrace_key"] = key
-    else:
-        headers["Authorization"] = f"Bearer {key}"
-    if naming in ("query", "cookie"):
-        params["project"] = target
-    elif naming == "header":
-        headers["X-MemTrace-Project"] = target
     body = call.body() if call.body else None
     if call.names_project_in_body and body is not None and naming == "body":
         body["project"] = target
-    with httpx.Client(base_url=service.url, timeout=60, cookies=cookies) as http:
-        return http.request(call.method, call.path, params=params, headers=headers, json=body)
+    params = call.query() if call.query else None
+    return request_naming(
+        service.url, call.method, call.path, key, naming, target, params=params, body=body
+    )
 
 
 def admin_view(service: ServiceHandle, call: Call, target: str) -> httpx.Response:
