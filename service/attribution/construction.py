@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass
 
 from service.attribution.graph import READ_KINDS, CaseGraph, Node
-from service.attribution.judges.heuristic import content_tokens
 from service.attribution.models import ErrorType
 from service.attribution.walk import NO_UNIT, Walk
+from service.text import content_tokens
 
 
 @dataclass

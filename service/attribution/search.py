@@ -15,15 +15,13 @@ from collections import OrderedDict
 
 import bm25s
 import numpy as np
-import Stemmer  # type: ignore[import-not-found]
 from openai import AsyncOpenAI
 
-from service.attribution.judges.heuristic import STOPWORDS
+from service.text import STOPWORDS, stem_words
 
 RRF_K = 60
 
 
-_STEMMER = Stemmer.Stemmer("english")
 _STOPWORDS = sorted(STOPWORDS)
 _INDEXES: OrderedDict[str, MessageIndex] = OrderedDict()
 INDEX_CACHE_SIZE = 256
@@ -33,7 +31,7 @@ def _tokens(texts: list[str]) -> list[list[str]]:
     tokenized = bm25s.tokenize(
         texts,
         stopwords=_STOPWORDS,
-        stemmer=_STEMMER.stemWords,
+        stemmer=stem_words,
         return_ids=False,
         show_progress=False,
     )

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from graph_schema.audits import AuditRow as Row
-from service.attribution.judges.heuristic import content_tokens
+from service.text import content_tokens
 
 _WORD = re.compile(r"[a-z0-9]+")
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
+from service.text import NUMBER_WORDS
+
 MONTHS = [
     "january",
     "february",
@@ -27,38 +29,6 @@ MONTHS = [
     "december",
 ]
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-NUMBER_WORDS = {
-    w: str(i)
-    for i, w in enumerate(
-        [
-            "zero",
-            "one",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-            "thirteen",
-            "fourteen",
-            "fifteen",
-            "sixteen",
-            "seventeen",
-            "eighteen",
-            "nineteen",
-            "twenty",
-        ]
-    )
-}
-NUMBER_WORDS.update(
-    {"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "a": "1", "an": "1"}
-)
-
 _AGO = re.compile(r"\b(\w+) (day|week|month|year)s? ago\b")
 _LAST = re.compile(
     r"\b(last|past|previous|next|this) (week|weekend|month|year|" + "|".join(WEEKDAYS) + r")\b"

@@ -15,41 +15,14 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from itertools import zip_longest
 
-import Stemmer  # type: ignore[import-not-found]
-
 from service.attribution.judges.base import Question, UnitText, Verdict
-from service.attribution.judges.dates import MONTHS, NUMBER_WORDS, WEEKDAYS, resolved_words
+from service.attribution.judges.dates import MONTHS, WEEKDAYS, resolved_words
 from service.attribution.models import Cost
 from service.attribution.structured import as_text
+from service.text import content_tokens, stem
 
-_TOKEN = re.compile(r"[a-z0-9]+")
 _SEGMENT = re.compile(r"(?:\n+|(?<=[.!?])\s+)")
-STOPWORDS = frozenset(
-    """a an the and or but if of at by for with about against between into through during before
-    after above below to from up down in out on off over under again further then once here
-    there when where why how all any both each few more most other some such no nor not only
-    own same so than too very s t can will just don should now is are was were be been being
-    have has had having do does did doing i me my myself we our ours you your yours he him his
-    she her hers it its they them their theirs what which who whom this that these those am
-    would could as also did does doing get got like really yeah oh okay ok so much many one
-    thing things""".split()  # noqa: SIM905
-)
 _WH = frozenset({"what", "which", "who", "whom", "when", "where", "why", "how", "whose", "kind"})
-_STEMMER = Stemmer.Stemmer("english")
-
-
-@functools.lru_cache(maxsize=65_536)
-def _stem(token: str) -> str:
-    """Snowball (PyStemmer): "adopted"/"adoption", "dogs"/"dog", "painting"/"painted" meet.
-    Number words become digits ("two" -> "2") so "two dogs" meets "2 dogs"."""
-    if token in NUMBER_WORDS and token not in ("a", "an"):
-        return NUMBER_WORDS[token]
-    return str(_STEMMER.stemWord(token))
-
-
-def content_tokens(text: str) -> set[str]:
-    """Lower-cased words and numbers without stop words, stemmed."""
-    return {_stem(t) for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS}
 
 
 def _segments(text: str) -> list[str]:
@@ -57,7 +30,7 @@ def _segments(text: str) -> list[str]:
     return parts or [text]
 
 
-_MONTHS = frozenset(_stem(m) for m in [*MONTHS, *WEEKDAYS])
+_MONTHS = frozenset(stem(m) for m in [*MONTHS, *WEEKDAYS])
 
 
 def _specific(tokens: set[str]) -> set[str]:
@@ -110,7 +83,7 @@ def _segment_words(segment: str, day: date | None) -> frozenset[str]:
 
 
 def _resolved(segment: str, when: datetime | None) -> set[str]:
-    return {_stem(w) for w in resolved_words(segment, when)}
+    return {stem(w) for w in resolved_words(segment, when)}
 
 
 def _key_segment(
