@@ -15,9 +15,9 @@ from neo4j import AsyncManagedTransaction, AsyncResult, AsyncSession, Record
 from neo4j.time import Date, DateTime
 
 from cypher import query
-from graph_schema.audits import AuditRow as Row
-from graph_schema.audits import RowFilter
 from service.db import store_errors
+from service.models.audits import AuditRow as Row
+from service.models.audits import RowFilter
 
 
 def _native(value: Any) -> Any:

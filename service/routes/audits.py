@@ -6,9 +6,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from graph_schema.audits import AuditInfo, AuditPage
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
+from service.models.audits import AuditInfo, AuditPage
 from service.routes.errors import responses
 from service.routes.params import Skip, limit_query
 from service.services import audits

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from graph_schema.audits import AuditRow as Row
+from service.models.audits import AuditRow as Row
 from service.text import content_tokens
 
 _WORD = re.compile(r"[a-z0-9]+")

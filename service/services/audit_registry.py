@@ -12,8 +12,8 @@ from __future__ import annotations
 import typing
 from dataclasses import dataclass
 
-from graph_schema.audits import AuditColumn, AuditInfo, AuditParameter, RowFilter
 from graph_schema.models import OperationKind
+from service.models.audits import AuditColumn, AuditInfo, AuditParameter, RowFilter
 from service.services.audit_filters import (
     lost_words,
     memory_carries_answer,

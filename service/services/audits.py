@@ -11,8 +11,8 @@ from typing import Any
 
 from neo4j import AsyncSession
 
-from graph_schema.audits import AuditInfo, AuditPage, AuditParameter
 from service.errors import AuditNotFound, InvalidInput
+from service.models.audits import AuditInfo, AuditPage, AuditParameter
 from service.repository import audits
 from service.services.audit_filters import answer_needles
 from service.services.audit_registry import AUDITS, AuditSpec
