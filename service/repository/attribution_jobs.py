@@ -19,10 +19,10 @@ from neo4j.exceptions import ConstraintError
 from neo4j.time import DateTime
 
 from cypher import query
-from graph_schema.jobs import AttributionJob, JobFailure
 from service.attribution.models import AttributionResult
 from service.db import store_errors
 from service.errors import Conflict
+from service.models.jobs import AttributionJob, JobFailure
 from service.repository.attributions import store
 
 STALE_S = 10
