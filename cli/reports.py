@@ -6,7 +6,7 @@ import httpx
 from rich.table import Table
 
 from cli.http import checked
-from graph_schema.reports import Report
+from service.models.reports import Report
 
 
 def fetch_report(

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from datetime import date
 from html import escape
 
-from graph_schema.reports import Report
+from service.models.reports import Report
 from service.report_plots import blamed_operations, errors_over_time, errors_per_system
 
 MAX_TABLE_ROWS = 200
