@@ -9,8 +9,8 @@ from neo4j import AsyncManagedTransaction, AsyncSession
 from neo4j.time import DateTime
 
 from cypher import query
-from graph_schema.views import CaseView, Subgraph, SubgraphEdge, SubgraphNode
 from service.db import store_errors
+from service.models.cases import CaseView, Subgraph, SubgraphEdge, SubgraphNode
 
 
 def _attributes(value: str | None) -> dict[str, Any]:

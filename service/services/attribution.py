@@ -9,7 +9,6 @@ from typing import Any
 
 from neo4j import AsyncSession
 
-from graph_schema.views import CaseView
 from service.attribution.engine import attribute
 from service.attribution.graph import CaseGraph
 from service.attribution.judges.base import CachedJudge, Judge
@@ -19,6 +18,7 @@ from service.attribution.scope import Scope
 from service.attribution.search import EndpointEmbedder
 from service.attribution.walk import CaseFacts
 from service.errors import CaseNotFound, InvalidInput
+from service.models.cases import CaseView
 from service.repository import attribution_scope, attributions
 from service.settings import Settings
 
