@@ -11,7 +11,7 @@ from neo4j import AsyncManagedTransaction, AsyncSession
 
 from cypher import query
 from service.db import store_errors
-from service.models.cases import DeletionCounts
+from service.models.deletion import DeletionCounts
 
 OPERATIONS_PER_TRANSACTION = 2_000
 NODES_PER_TRANSACTION = 10_000

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query
 import service.id_paths  # noqa: F401  (registers the {name:id} path convertor)
 from service.auth import ProjectDep
 from service.dependencies import SessionDep
-from service.models.cases import DeletionCounts, ProjectDeleted
+from service.models.deletion import DeletionCounts, ProjectDeleted
 from service.routes.errors import responses
 from service.services import deletion
 

@@ -8,7 +8,7 @@ from datetime import datetime
 from neo4j import AsyncSession
 
 from service.errors import InvalidInput
-from service.models.cases import DeletionCounts, ProjectDeleted
+from service.models.deletion import DeletionCounts, ProjectDeleted
 from service.repository import deletion
 from service.services.times import in_utc
 
