@@ -19,9 +19,9 @@ from neo4j.exceptions import ConstraintError
 from neo4j.time import DateTime
 
 from cypher import query
-from service.attribution.models import AttributionResult
 from service.db import store_errors
 from service.errors import Conflict
+from service.models.attribution import AttributionResult
 from service.models.jobs import AttributionJob, JobFailure
 from service.repository.attributions import store
 

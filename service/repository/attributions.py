@@ -9,8 +9,8 @@ from typing import Any
 from neo4j import AsyncManagedTransaction, AsyncSession
 
 from cypher import query
-from service.attribution.models import AttributionResult
 from service.db import store_errors
+from service.models.attribution import AttributionResult
 from service.models.cases import CaseView
 from service.repository.cases import ancestor_rows, read_case
 

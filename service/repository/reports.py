@@ -11,8 +11,8 @@ from neo4j import AsyncManagedTransaction, AsyncSession
 from neo4j.time import DateTime
 
 from cypher import query
-from service.attribution.models import Cost
 from service.db import store_errors
+from service.models.attribution import Cost
 
 
 @dataclass(frozen=True)

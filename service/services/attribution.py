@@ -13,11 +13,11 @@ from service.attribution.engine import attribute
 from service.attribution.graph import CaseGraph
 from service.attribution.judges.base import CachedJudge, Judge
 from service.attribution.judges.heuristic import HeuristicJudge
-from service.attribution.models import AttributeRequest, AttributionResult
 from service.attribution.scope import Scope
 from service.attribution.search import EndpointEmbedder
 from service.attribution.walk import CaseFacts
 from service.errors import CaseNotFound, InvalidInput
+from service.models.attribution import AttributeRequest, AttributionResult
 from service.models.cases import CaseView
 from service.repository import attribution_scope, attributions
 from service.settings import Settings

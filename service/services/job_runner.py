@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 from neo4j import AsyncDriver, AsyncSession
 
 from service.attribution.judges.base import Judge
-from service.attribution.models import AttributeRequest
 from service.attribution.search import EndpointEmbedder
 from service.db import create_driver
 from service.errors import MemTraceError, StoreUnavailable
+from service.models.attribution import AttributeRequest
 from service.repository import attribution_jobs as jobs
 from service.repository import attributions
 from service.repository.attribution_jobs import HEARTBEAT_S, CaseOutcome, PendingCase

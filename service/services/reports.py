@@ -14,8 +14,8 @@ from typing import get_args
 
 from neo4j import AsyncSession
 
-from service.attribution.models import ErrorType
 from service.errors import InvalidInput
+from service.models.attribution import ErrorType
 from service.models.reports import (
     BlamedOperationCount,
     BlamedPromptCount,

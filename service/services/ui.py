@@ -10,8 +10,8 @@ from __future__ import annotations
 from neo4j import AsyncSession
 from pydantic import BaseModel
 
-from service.attribution.models import AttributionResult
 from service.errors import CaseNotFound
+from service.models.attribution import AttributionResult
 from service.models.cases import CaseView, Subgraph
 from service.repository import attributions
 from service.repository import cases as case_store
