@@ -8,8 +8,9 @@ from neo4j import READ_ACCESS, AsyncSession
 
 from service.auth import ProjectDep
 from service.dependencies import SettingsDep
+from service.models.adhoc import CypherRequest, CypherResult
 from service.routes.errors import responses
-from service.services.adhoc import CypherRequest, CypherResult, run_cypher
+from service.services.adhoc import run_cypher
 
 router = APIRouter(tags=["audits"])
 
