@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from memtrace_client.models import TraceBatch
 
 from benchmarks.harness import fresh_neo4j, percentile, save, service_on
-from graph_schema.models import TraceBatch
 from ingest.rows import batch_rows
 from service.db import apply_schema, create_driver
 from service.repository.traces import write_batch

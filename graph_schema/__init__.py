@@ -1,4 +1,6 @@
-"""The memory evolution graph: what MemTrace stores and the wire format that fills it.
+"""The memory evolution graph: what MemTrace stores, as the writer, the Cypher catalogue and the
+API share it (the wire format that fills it is ``memtrace_client.models``; the API's models are
+``service.models``).
 
 Nodes (every node carries ``project``; ``(project, id)`` is unique per label):
 
@@ -20,22 +22,6 @@ pruning breadth-first expand. The equivalent mixed-direction quantified path pat
 every path and explodes on the diamond-shaped DAGs memory systems produce (see README).
 """
 
-from graph_schema.models import (
-    CaseIn,
-    OperationIn,
-    OperationKind,
-    TraceBatch,
-    UnitIn,
-    UnitKind,
-    Verdict,
-)
+from graph_schema.kinds import ENTRY_KEYS, OperationKind, UnitKind, Verdict, memory_entry
 
-__all__ = [
-    "CaseIn",
-    "OperationIn",
-    "OperationKind",
-    "TraceBatch",
-    "UnitIn",
-    "UnitKind",
-    "Verdict",
-]
+__all__ = ["ENTRY_KEYS", "OperationKind", "UnitKind", "Verdict", "memory_entry"]

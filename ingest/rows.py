@@ -16,7 +16,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from graph_schema.models import CaseIn, OperationIn, TraceBatch, UnitIn, memory_entry
+from memtrace_client.models import CaseIn, OperationIn, TraceBatch, UnitIn
+
+from graph_schema import memory_entry
 
 
 def _attributes_json(attributes: dict[str, Any]) -> str | None:

@@ -14,10 +14,10 @@ from neo4j import AsyncManagedTransaction, AsyncSession
 from neo4j.exceptions import ConstraintError
 
 from cypher import query
-from graph_schema.models import IngestResult, KindCounts
 from ingest.rows import BatchRows
 from service.db import store_errors
 from service.errors import Conflict
+from service.models.traces import IngestResult, KindCounts
 
 _MISSING = object()
 _RACE_RETRIES = 3

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
-from graph_schema.models import IngestResult, TraceBatch
 from service.auth import PrincipalDep, batch_project
 from service.dependencies import SessionDep, SettingsDep
+from service.models.traces import IngestResult, TraceBatch
 from service.routes.errors import responses
 from service.services.ingestion import ingest_batch
 

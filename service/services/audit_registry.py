@@ -12,7 +12,7 @@ from __future__ import annotations
 import typing
 from dataclasses import dataclass
 
-from graph_schema.models import OperationKind
+from graph_schema import OperationKind
 from service.models.audits import AuditColumn, AuditInfo, AuditParameter, RowFilter
 from service.services.audit_filters import (
     lost_words,

@@ -9,10 +9,10 @@ import anyio
 from neo4j import AsyncSession
 from pydantic import ValidationError
 
-from graph_schema.models import TraceBatch
 from ingest.execution_graph import convert_execution_graph
 from service.errors import InvalidInput
 from service.models.imports import ImportResult
+from service.models.traces import TraceBatch
 from service.services.ingestion import ingest_batch
 from service.settings import Settings
 

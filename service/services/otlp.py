@@ -19,11 +19,11 @@ from typing import Any
 from neo4j import AsyncSession
 from pydantic import ValidationError
 
-from graph_schema.models import TraceBatch
 from ingest.otlp import Converted, OtlpMappingError, convert_export
 from ingest.otlp_decode import Loc, OtlpFormatError, decode_json, decode_protobuf, where
 from service.errors import InvalidInput, MalformedRequest, PayloadTooLarge, UnsupportedMediaType
 from service.models.otlp import Encoding, OtlpResult
+from service.models.traces import TraceBatch
 from service.services.ingestion import ingest_batch
 from service.settings import Settings
 
