@@ -15,9 +15,10 @@ from typing import Any
 
 from neo4j.time import DateTime
 
+from graph_schema import memory_entry
+
 # Operation kinds that build the memory; everything else reads it (retrieval) or uses it.
 READ_KINDS = frozenset({"retrieval", "response", "evaluation"})
-ENTRY_KEYS = ("memory_id", "entry_id")
 # Attributes whose text is part of what a unit says (LoCoMo's image turns keep the picture's
 # caption there; OTLP spans and importers keep descriptions there).
 TEXT_ATTRIBUTES = ("image_caption", "blip_caption", "caption", "alt_text", "description")
@@ -52,7 +53,7 @@ def _node(row: dict[str, Any]) -> Node:
     attributes = (json.loads(raw) if isinstance(raw, str) else raw) if raw else {}
     if not isinstance(attributes, dict):
         attributes = {}
-    entry = next((str(attributes[k]) for k in ENTRY_KEYS if attributes.get(k) is not None), None)
+    entry = memory_entry(attributes)
     ts = row.get("ts")
     return Node(
         id=row["id"],
