@@ -12,7 +12,7 @@ import pytest
 from neo4j import Driver
 
 from cypher import names, query
-from service.services.audit_registry import AUDITS
+from service.audits.catalogue import AUDITS
 from tests.support.cli import memtrace
 from tests.support.servers import Neo4jHandle, ServiceHandle, run_service
 from tests.support.traces import demo_batch

@@ -1,7 +1,7 @@
 """Audits: read-only questions asked of a whole project, each a documented Cypher statement.
 
 This module checks the audit's name and parameters against the registry
-(``service.services.audit_registry``) and asks the repository for one page of rows.
+(``service.audits.catalogue``) and asks the repository for one page of rows.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from typing import Any
 
 from neo4j import AsyncSession
 
+from service.audits.catalogue import AUDITS, AuditSpec
+from service.audits.words import answer_needles
 from service.errors import AuditNotFound, InvalidInput
 from service.models.audits import AuditInfo, AuditPage, AuditParameter
 from service.repository import audits
-from service.services.audit_filters import answer_needles
-from service.services.audit_registry import AUDITS, AuditSpec
 
 # Query parameters every audit takes; the route reads them itself.
 COMMON_PARAMETERS = ("project", "skip", "limit")

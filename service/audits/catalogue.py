@@ -13,12 +13,12 @@ import typing
 from dataclasses import dataclass
 
 from graph_schema import OperationKind
-from service.models.audits import AuditColumn, AuditInfo, AuditParameter, RowFilter
-from service.services.audit_filters import (
+from service.audits.words import (
     lost_words,
     memory_carries_answer,
     versions_carry_answer,
 )
+from service.models.audits import AuditColumn, AuditInfo, AuditParameter, RowFilter
 
 
 @dataclass(frozen=True)
