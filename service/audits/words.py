@@ -1,9 +1,10 @@
-"""The parts of audit rules Cypher cannot do: comparing texts word by word.
+"""The part of audit rules Cypher cannot do: comparing texts word by word.
 
-Each filter takes one candidate row from an audit's Cypher statement and the audit's parsed
-parameters, and returns the row to report (with its derived columns) or None to drop it. Words
-are compared the way the heuristic judge compares them (lower-cased, stop words dropped, lightly
-stemmed), so "adopted" and "adopts" are the same word here as in attribution.
+An audit's filter (in its module) takes one candidate row from the audit's Cypher statement and
+its parsed parameters, and returns the row to report (with its derived columns) or None to drop
+it. Words are compared with ``service.text``'s rules, as evidence search and the judges compare
+them (lower-cased, stop words dropped, stemmed), so "adopted" and "adopts" are the same word here
+as in attribution.
 
 A text *carries* an expected answer when it has at least ``min_answer_coverage`` percent of the
 answer's content words. An answer without content words ("yes") cannot be checked this way:
@@ -12,14 +13,10 @@ every text carries it, and the audits fall back to the graph structure alone.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 from service.models.audits import AuditRow as Row
-from service.text import content_tokens
-
-_WORD = re.compile(r"[a-z0-9]+")
+from service.text import TOKEN, content_tokens
 
 
 def public(row: Row) -> Row:
@@ -30,7 +27,7 @@ def public(row: Row) -> Row:
 def content_words(text: str) -> list[str]:
     """The distinct content words of ``text``, lower-cased, in order."""
     words: list[str] = []
-    for word in _WORD.findall(text.lower()):
+    for word in TOKEN.findall(text.lower()):
         if content_tokens(word) and word not in words:
             words.append(word)
     return words
@@ -61,41 +58,3 @@ def carried(expected_answer: str, texts: Iterable[str], percent: int) -> list[st
     wanted = content_words(expected_answer)
     shared = words_shared(expected_answer, texts)
     return shared if len(shared) * 100 >= percent * len(wanted) else None
-
-
-def lost_words(row: Row, params: Mapping[str, Any]) -> Row | None:
-    """degraded_updates: keep an update whose new version lacks ``min_lost_words`` words or more
-    of the old version's content."""
-    lost = words_missing(row["_old_content"] or "", row["_new_content"] or "")
-    if len(lost) < params["min_lost_words"]:
-        return None
-    return {**public(row), "lost_words": lost}
-
-
-def memory_carries_answer(row: Row, params: Mapping[str, Any]) -> Row | None:
-    """retrieval_misses: keep a memory that carries the expected answer while the contexts of
-    the answer's lineage do not (then the retrieval did deliver it: a response fault)."""
-    percent = params["min_answer_coverage"]
-    expected = row["_expected_answer"] or ""
-    words = carried(expected, [row["_content"] or ""], percent)
-    if words is None:
-        return None
-    if percent and content_words(expected) and carried(expected, row["_texts"], percent):
-        return None
-    return {**public(row), "answer_words": words}
-
-
-def versions_carry_answer(row: Row, params: Mapping[str, Any]) -> Row | None:
-    """deleted_then_needed: keep the entry's versions that carry the expected answer, and the
-    row when one is left."""
-    expected = row["_expected_answer"] or ""
-    versions: list[str] = []
-    words: list[str] = []
-    for version in row["_versions"]:
-        shared = carried(expected, [version["content"] or ""], params["min_answer_coverage"])
-        if shared is not None:
-            versions.append(version["id"])
-            words += [w for w in shared if w not in words]
-    if not versions:
-        return None
-    return {**public(row), "versions": versions, "answer_words": words}
