@@ -12,8 +12,8 @@ class AuditSpec:
     info: AuditInfo
     statement: str  # the name of its Cypher statement, for ``cypher.query``
     keep: RowFilter | None = None  # finishes the rule in Python; None: Cypher's rows are the rows
-    # The statement takes ``needles``: the stems of each failed case's expected answer, a cheap
-    # pre-filter for ``min_answer_coverage`` (see ``words.answer_needles``).
+    # The statement takes ``needles``: per failed case, substrings of its expected answer's
+    # words, a cheap pre-filter for ``min_answer_coverage`` (see ``words.answer_needles``).
     answer_needles: bool = False
 
     @property
