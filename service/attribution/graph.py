@@ -15,7 +15,7 @@ from typing import Any
 
 from neo4j.time import DateTime
 
-from graph_schema import memory_entry
+from graph_schema import ENTRY_KEYS
 
 # Operation kinds that build the memory; everything else reads it (retrieval) or uses it.
 READ_KINDS = frozenset({"retrieval", "response", "evaluation"})
@@ -53,7 +53,7 @@ def _node(row: dict[str, Any]) -> Node:
     attributes = (json.loads(raw) if isinstance(raw, str) else raw) if raw else {}
     if not isinstance(attributes, dict):
         attributes = {}
-    entry = memory_entry(attributes)
+    entry = next((str(attributes[k]) for k in ENTRY_KEYS if attributes.get(k) is not None), None)
     ts = row.get("ts")
     return Node(
         id=row["id"],
