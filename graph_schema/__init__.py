@@ -20,6 +20,9 @@ Relationships:
 variable-length pattern, ``(u)-[:PRODUCED_BY|CONSUMES*0..]->(x)``, which Neo4j runs as a
 pruning breadth-first expand. The equivalent mixed-direction quantified path pattern enumerates
 every path and explodes on the diamond-shaped DAGs memory systems produce (see README).
+
+``labels`` names every label, relationship type (attributions and jobs too), constraint and
+index; ``kinds`` the kinds of units and operations, the verdicts and the memory-entry rule.
 """
 
 from graph_schema.kinds import ENTRY_KEYS, OperationKind, UnitKind, Verdict, memory_entry
