@@ -1,7 +1,8 @@
 // The source messages a case's evidence may be (service/attribution/scope.py): messages read by
 // an operation of the case's scope, or naming the scope themselves, recorded no later than the
 // answer. A message's recorded time is its ts, else the time of the first operation reading it.
-// Ordered (latest first, then id) so that a limit keeps the same messages every time.
+// Ordered (latest first, then id) so that a limit keeps the same messages every time. `ts` is
+// the recorded time as [epoch seconds, nanosecond, offset seconds] (attribution/ancestors says why).
 // $params: project (string), systems (list of string: operations of other systems do not count;
 //          empty: any), sessions (list of string: operation session ids), fragments (list of
 //          string: `"key":value` as the canonical attributes JSON holds them), whole_project
@@ -37,5 +38,7 @@ ORDER BY recorded DESC, u.id
 LIMIT $limit
 RETURN collect(u {
   .id, .kind, .name, .content, .attributes, .defined,
-  ts: recorded, is_operation: false, edges: []
+  ts: CASE WHEN recorded IS NULL THEN null
+      ELSE [recorded.epochSeconds, recorded.nanosecond, recorded.offsetSeconds] END,
+  is_operation: false, edges: []
 }) AS nodes

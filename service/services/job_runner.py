@@ -46,6 +46,7 @@ from service.services.attribution import (
     close_judge,
     new_embedder,
 )
+from service.services.attribution_scope import ScopeReads
 from service.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -248,6 +249,7 @@ async def attribute_batch(
     settings = shared.settings
     limit = settings.attribution_graph_limit
     inputs = await attributions.case_graphs(session, spec.project, todo, limit)
+    scope_reads = ScopeReads(limit)  # the chunk's cases read each conversation's messages once
 
     async def one(case_id: str) -> CaseOutcome:
         async with shared.in_flight:
@@ -256,7 +258,9 @@ async def attribute_batch(
                 check_case(spec.project, case_id, inputs[case_id].case)
                 judge = build_judge(spec.request, settings)
                 async with shared.driver.session(database=settings.neo4j_database) as own:
-                    source = RepositorySource(own, spec.project, limit, {}, shared.embedder)
+                    source = RepositorySource(
+                        own, spec.project, limit, {}, shared.embedder, scope_reads
+                    )
                     result = await attribute_inputs(inputs[case_id], judge, source)
             except StoreUnavailable:
                 raise
