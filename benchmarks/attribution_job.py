@@ -12,7 +12,8 @@ Run: ``python -m benchmarks.attribution_job`` (``--quick``: 2 conversations).
    responsive (compared with the same request with no job running).
 6. Agreement: every job result is compared with the per-request result of the same case.
 
-Options for before/after comparisons: ``--jobs-only`` skips steps 2 and 6; ``--service-repo DIR``
+Options for before/after comparisons: ``--jobs-only`` skips steps 2 and 6, ``--one-pass``
+step 4; ``--service-repo DIR``
 runs the service from another checkout (say, main in a worktree of its own), so the code before
 and after a change is measured one right after the other on the same machine load;
 ``--save-results FILE`` writes every job result (keyed ``project/case``) and ``--compare FILE``
@@ -166,6 +167,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="2 conversations")
     parser.add_argument("--locomo", default="../shared/data/locomo10")
     parser.add_argument("--jobs-only", action="store_true", help="no per-request baseline")
+    parser.add_argument("--one-pass", action="store_true", help="no jobs-all-at-once pass")
     parser.add_argument("--service-repo", type=Path, help="run the service from this checkout")
     parser.add_argument("--save-results", type=Path, help="write every job result here")
     parser.add_argument("--compare", type=Path, help="compare job results with this file")
@@ -225,10 +227,11 @@ def main(argv: list[str] | None = None) -> None:
         rows.append(summary("jobs, one project at a time", failed, wall, ended))
         rows[-1]["probe"] = sequential_probe.figures()
 
-        with Prober(service.url, projects[0]) as together_probe:
-            wall, ended = jobs_pass(client, projects, together=True)
-        rows.append(summary("jobs, all projects at once", failed, wall, ended))
-        rows[-1]["probe"] = together_probe.figures()
+        if not args.one_pass:
+            with Prober(service.url, projects[0]) as together_probe:
+                wall, ended = jobs_pass(client, projects, together=True)
+            rows.append(summary("jobs, all projects at once", failed, wall, ended))
+            rows[-1]["probe"] = together_probe.figures()
 
         same = differ = 0
         job_records = []

@@ -54,6 +54,8 @@ class Node:
         return "\n".join([self.content, *extra]) if extra else self.content
 
 
+PREPARED = "node"
+"""The key of a prepared row's node (no projected row has it)."""
 _ZONES: dict[int, timezone] = {0: UTC}
 _EPOCH = datetime(1970, 1, 1)
 
@@ -80,12 +82,15 @@ def _attributes(raw: Any) -> Any:
 
 
 def prepared(row: dict[str, Any]) -> dict[str, Any]:
-    """The row with ``ts`` and ``attributes`` decoded: for rows many cases read (a scope's
-    messages), so each is decoded once, not once per case."""
-    return {**row, "ts": timestamp(row.get("ts")), "attributes": _attributes(row.get("attributes"))}
+    """The row with its node made: for rows many cases read (a scope's messages), so each is
+    decoded once, not once per case. A node is immutable, so graphs can share it."""
+    return {**row, PREPARED: _node(row)}
 
 
 def _node(row: dict[str, Any]) -> Node:
+    made = row.get(PREPARED)
+    if made is not None:
+        return made  # type: ignore[no-any-return]
     attributes = _attributes(row.get("attributes"))
     if not isinstance(attributes, dict):
         attributes = {}
