@@ -1,5 +1,5 @@
 """How attribution reads the graph, made cheaper without changing a result: timestamps read as
-three integers, and a job chunk's cases sharing one read of their conversation's messages."""
+three integers, and a job's cases sharing one read of their conversation's messages."""
 
 from __future__ import annotations
 
@@ -83,10 +83,10 @@ def _unscoped(prefix: str) -> dict[str, Any]:
     return batch
 
 
-def test_a_job_chunk_reads_each_conversation_once_and_gets_the_per_case_results(
+def test_a_job_reads_each_conversation_once_and_gets_the_per_case_results(
     client: httpx.Client, project: str
 ) -> None:
-    # Three conversations with two failed cases each (one job chunk holds them all), each with a
+    # Three conversations with two failed cases each (cases in flight at once), each with a
     # later session repeating its evidence: a shared read that ignored each case's answer time
     # would take the later message as evidence. One conversation names no scope at all.
     _send(

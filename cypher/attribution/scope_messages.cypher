@@ -6,14 +6,15 @@
 // Each way of naming a scope is a branch of its own that reads nothing unless the scope is named
 // that way (an UNWIND of an empty list ends a branch before its MATCH): sessions seek the
 // (project, session_id) index; attributes have no index that answers CONTAINS on the stored
-// JSON, so that branch reads the project's operations (and messages) once per scope, which is why
-// a job's chunk shares one read of it among its cases (service/services/attribution_scope.py).
+// JSON, so that branch reads the project's operations and messages (never another project's:
+// the hint), which is why a job shares one read of a scope among its cases
+// (service/services/attribution_scope.py).
 // $params: project (string), systems (list of string: operations of other systems do not count;
 //          empty: any), sessions (list of string: operation session ids), fragments (list of
 //          string: `"key":value` as the canonical attributes JSON holds them), whole_project
 //          (bool: the lineage names no scope, every message of the project counts), until
 //          (datetime or null: the answer's time), limit (int)
-CALL {
+CALL () {
   UNWIND $sessions AS session
   MATCH (o:Operation {project: $project, session_id: session})
   WHERE size($systems) = 0 OR o.system IN $systems
@@ -22,7 +23,9 @@ CALL {
   UNION
   UNWIND CASE WHEN size($fragments) > 0 THEN [true] ELSE [] END AS named
   MATCH (o:Operation {project: $project})
-  WHERE any(f IN $fragments WHERE o.attributes CONTAINS f)
+  USING INDEX o:Operation(project, kind)  // else the planner starts from every Unit of the store
+  WHERE o.kind IS NOT NULL
+    AND any(f IN $fragments WHERE o.attributes CONTAINS f)
     AND (size($systems) = 0 OR o.system IN $systems)
   MATCH (o)-[:CONSUMES]->(u:Unit {kind: 'message'})
   RETURN u
@@ -39,8 +42,7 @@ CALL {
   RETURN u
 }
 WITH DISTINCT u
-CALL {
-  WITH u
+CALL (u) {
   OPTIONAL MATCH (u)<-[:CONSUMES]-(reader:Operation)
   RETURN min(reader.ts) AS first_read
 }

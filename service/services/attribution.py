@@ -29,7 +29,7 @@ class RepositorySource:
     """The engine's view of the rest of the graph, read through the repository.
 
     ``session`` is used by one case at a time (a Neo4j session is not shared by concurrent work).
-    ``scope_reads``, when given, is shared by the cases of a job's chunk: a scope is read once.
+    ``scope_reads``, when given, is shared by the cases of a job: a scope is read once.
     """
 
     session: AsyncSession

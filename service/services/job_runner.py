@@ -140,19 +140,23 @@ async def run_job(driver: AsyncDriver, settings: Settings, spec: JobSpec) -> Non
 
 @dataclass
 class _Shared:
-    """What every case of a job shares: the driver (a session per case in flight), the
-    embedder, and the bound on cases in flight. (The engine keeps one search index per case
-    scope in the process, so a job's cases of one conversation search it once.)"""
+    """What every case of a job's runner shares: the driver (a session per case in flight),
+    the embedder, the scopes' messages read so far (``attribution_scope.ScopeReads``: a
+    conversation's messages are read once, not once per case) and the bound on cases in flight.
+    (The engine keeps one search index per case scope in the process, so a job's cases of one
+    conversation search it once.)"""
 
     driver: AsyncDriver
     settings: Settings
     embedder: EndpointEmbedder | None
+    scope_reads: ScopeReads
     in_flight: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(CASES_IN_FLIGHT))
 
 
 async def _work(driver: AsyncDriver, settings: Settings, run: _Run) -> None:
     spec = run.spec
-    shared = _Shared(driver, settings, new_embedder(settings))
+    limit = settings.attribution_graph_limit
+    shared = _Shared(driver, settings, new_embedder(settings), ScopeReads(limit))
     failures = 0
     async with driver.session(database=settings.neo4j_database) as session:
         while run.owned.is_set():
@@ -249,7 +253,6 @@ async def attribute_batch(
     settings = shared.settings
     limit = settings.attribution_graph_limit
     inputs = await attributions.case_graphs(session, spec.project, todo, limit)
-    scope_reads = ScopeReads(limit)  # the chunk's cases read each conversation's messages once
 
     async def one(case_id: str) -> CaseOutcome:
         async with shared.in_flight:
@@ -259,7 +262,7 @@ async def attribute_batch(
                 judge = build_judge(spec.request, settings)
                 async with shared.driver.session(database=settings.neo4j_database) as own:
                     source = RepositorySource(
-                        own, spec.project, limit, {}, shared.embedder, scope_reads
+                        own, spec.project, limit, {}, shared.embedder, shared.scope_reads
                     )
                     result = await attribute_inputs(inputs[case_id], judge, source)
             except StoreUnavailable:
