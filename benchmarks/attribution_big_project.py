@@ -265,6 +265,8 @@ def main(argv: list[str] | None = None) -> None:
                     flush=True,
                 )
                 results[project] = job_results(client, project, job["id"])
+                figures["rows"] = rows
+                save("attribution_big_project", figures)  # so far, should the run be cut short
         figures["rows"] = rows
         figures["cases_per_s"] = {p: round(failed * args.rounds / s, 2) for p, s in seconds.items()}
         figures["ratio_big_to_alone"] = round(seconds["alone"] / seconds["big"], 3)
