@@ -131,15 +131,18 @@ def timed_job(client: httpx.Client, project: str) -> tuple[float, dict[str, Any]
 
 
 def counts(uri: str, project: str) -> dict[str, int]:
+    out: dict[str, int] = {}
     with GraphDatabase.driver(uri, auth=None) as driver:
-        records, _, _ = driver.execute_query(
-            "MATCH (o:Operation {project: $project}) "
-            "RETURN count(o) AS operations, "
-            "count(DISTINCT o.session_id) AS sessions, "
-            "COUNT { MATCH (u:Unit {project: $project}) } AS units",
-            project=project,
-        )
-    return dict(records[0])
+        for name, statement in (
+            ("operations", "MATCH (o:Operation {project: $project}) RETURN count(o) AS n"),
+            ("units", "MATCH (u:Unit {project: $project}) RETURN count(u) AS n"),
+            (
+                "sessions",
+                "MATCH (o:Operation {project: $project}) RETURN count(DISTINCT o.session_id) AS n",
+            ),
+        ):
+            out[name] = driver.execute_query(statement, project=project).records[0]["n"]
+    return out
 
 
 def _profile_rows(plan: Any) -> list[dict[str, Any]]:
@@ -213,6 +216,50 @@ def read_parameters(item: LabelledBatch) -> dict[str, tuple[str, dict[str, Any]]
     }
 
 
+def measure(
+    client: httpx.Client,
+    uri: str,
+    sample: LabelledBatch,
+    failed: int,
+    rounds: int,
+    figures: dict[str, Any],
+) -> None:
+    """Steps 3-5 of the module docstring, on a Neo4j and service holding both projects."""
+    figures["projects"] = {p: counts(uri, p) for p in ("alone", "big")}
+    print(f"projects: {figures['projects']}", flush=True)
+    rows, seconds = [], {"alone": 0.0, "big": 0.0}
+    results: dict[str, dict[str, dict[str, Any]]] = {}
+    for round_ in range(rounds):
+        for project in ("alone", "big"):
+            wall, job = timed_job(client, project)
+            seconds[project] += wall
+            rows.append(
+                {
+                    "round": round_,
+                    "project": project,
+                    "seconds": round(wall, 2),
+                    "cases_per_s": round(failed / wall, 2),
+                    "status": job["status"],
+                    "load_average": list(os.getloadavg()),
+                }
+            )
+            print(
+                f"  {project:5} round {round_}: {failed} cases {wall:6.1f} s "
+                f"{failed / wall:6.1f} cases/s ({job['status']})",
+                flush=True,
+            )
+            results[project] = job_results(client, project, job["id"])
+            figures["rows"] = rows
+            save("attribution_big_project", figures)  # so far, should the run be cut short
+    figures["cases_per_s"] = {p: round(failed * rounds / s, 2) for p, s in seconds.items()}
+    figures["ratio_big_to_alone"] = round(seconds["alone"] / seconds["big"], 3)
+    figures["invariance"] = differences(results["alone"], results["big"])
+    print(f"cases/s {figures['cases_per_s']} ratio {figures['ratio_big_to_alone']}")
+    print(f"big vs alone, field by field: {figures['invariance']}", flush=True)
+    save("attribution_big_project", figures)
+    figures["profiles"] = profile_reads(uri, read_parameters(sample))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true")
@@ -220,6 +267,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--filler", type=int, default=60, help="other conversations")
     parser.add_argument("--ops-per-filler", type=int, default=1700)
     parser.add_argument("--rounds", type=int, default=2, help="alone/big job pairs")
+    parser.add_argument(
+        "--attach",
+        nargs=2,
+        metavar=("NEO4J_URI", "SERVICE_URL"),
+        help="measure on a Neo4j and service that already hold both projects (a run cut short)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.filler, args.ops_per_filler = 6, 1700
@@ -230,50 +283,25 @@ def main(argv: list[str] | None = None) -> None:
     figures: dict[str, Any] = {
         "command": "python -m benchmarks.attribution_big_project " + " ".join(argv or sys.argv[1:]),
         "failed_cases": failed,
+        "conversations": {"locomo": len(conversations), "filler": args.filler},
+        "ops_per_filler": args.ops_per_filler,
         "load_average_at_start": list(os.getloadavg()),
     }
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        fresh_neo4j() as local,
-        run_service(local.uri, Path(tmp)) as service,
-        httpx.Client(base_url=service.url, timeout=600) as client,
-    ):
-        figures["ingest_locomo_s"] = round(ingest(client, alone) + ingest(client, big), 1)
-        bodies = filler(conversations, args.filler, args.ops_per_filler)
-        figures["ingest_filler_s"] = round(send_all(service.url, bodies), 1)
-        figures["projects"] = {p: counts(local.uri, p) for p in ("alone", "big")}
-        print(f"projects: {figures['projects']}", flush=True)
-        rows, seconds = [], {"alone": 0.0, "big": 0.0}
-        results: dict[str, dict[str, dict[str, Any]]] = {}
-        for round_ in range(args.rounds):
-            for project in ("alone", "big"):
-                wall, job = timed_job(client, project)
-                seconds[project] += wall
-                rows.append(
-                    {
-                        "round": round_,
-                        "project": project,
-                        "seconds": round(wall, 2),
-                        "cases_per_s": round(failed / wall, 2),
-                        "status": job["status"],
-                        "load_average": list(os.getloadavg()),
-                    }
-                )
-                print(
-                    f"  {project:5} round {round_}: {failed} cases {wall:6.1f} s "
-                    f"{failed / wall:6.1f} cases/s ({job['status']})",
-                    flush=True,
-                )
-                results[project] = job_results(client, project, job["id"])
-                figures["rows"] = rows
-                save("attribution_big_project", figures)  # so far, should the run be cut short
-        figures["rows"] = rows
-        figures["cases_per_s"] = {p: round(failed * args.rounds / s, 2) for p, s in seconds.items()}
-        figures["ratio_big_to_alone"] = round(seconds["alone"] / seconds["big"], 3)
-        figures["invariance"] = differences(results["alone"], results["big"])
-        print(f"cases/s {figures['cases_per_s']} ratio {figures['ratio_big_to_alone']}")
-        print(f"big vs alone, field by field: {figures['invariance']}", flush=True)
-        figures["profiles"] = profile_reads(local.uri, read_parameters(big[0]))
+    if args.attach:  # a Neo4j and service that already hold both projects
+        uri, url = args.attach
+        with httpx.Client(base_url=url, timeout=600) as client:
+            measure(client, uri, big[0], failed, args.rounds, figures)
+    else:
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            fresh_neo4j() as local,
+            run_service(local.uri, Path(tmp)) as service,
+            httpx.Client(base_url=service.url, timeout=600) as client,
+        ):
+            figures["ingest_locomo_s"] = round(ingest(client, alone) + ingest(client, big), 1)
+            bodies = filler(conversations, args.filler, args.ops_per_filler)
+            figures["ingest_filler_s"] = round(send_all(service.url, bodies), 1)
+            measure(client, local.uri, big[0], failed, args.rounds, figures)
     figures["load_average_at_end"] = list(os.getloadavg())
     path = save("attribution_big_project", figures)
     print(f"written to {path}")
