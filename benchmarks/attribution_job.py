@@ -44,7 +44,7 @@ from benchmarks.attr_metrics import op_correct
 from benchmarks.attr_run import CaseRef, Dataset, attribute_all, in_project, ingest, record_of
 from benchmarks.datasets import load_locomo
 from benchmarks.harness import fresh_neo4j, percentile, save
-from tests.servers import REPO, run_service
+from tests.support.servers import REPO, run_service
 
 
 def locomo(path: str, limit: int | None) -> Dataset:
