@@ -46,6 +46,7 @@ from service.services.attribution import (
     close_judge,
     new_embedder,
 )
+from service.services.attribution_scope import ScopeReads
 from service.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -139,19 +140,23 @@ async def run_job(driver: AsyncDriver, settings: Settings, spec: JobSpec) -> Non
 
 @dataclass
 class _Shared:
-    """What every case of a job shares: the driver (a session per case in flight), the
-    embedder, and the bound on cases in flight. (The engine keeps one search index per case
-    scope in the process, so a job's cases of one conversation search it once.)"""
+    """What every case of a job's runner shares: the driver (a session per case in flight),
+    the embedder, the scopes' messages read so far (``attribution_scope.ScopeReads``: a
+    conversation's messages are read once, not once per case) and the bound on cases in flight.
+    (The engine keeps one search index per case scope in the process, so a job's cases of one
+    conversation search it once.)"""
 
     driver: AsyncDriver
     settings: Settings
     embedder: EndpointEmbedder | None
+    scope_reads: ScopeReads
     in_flight: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(CASES_IN_FLIGHT))
 
 
 async def _work(driver: AsyncDriver, settings: Settings, run: _Run) -> None:
     spec = run.spec
-    shared = _Shared(driver, settings, new_embedder(settings))
+    limit = settings.attribution_graph_limit
+    shared = _Shared(driver, settings, new_embedder(settings), ScopeReads(limit))
     failures = 0
     async with driver.session(database=settings.neo4j_database) as session:
         while run.owned.is_set():
@@ -256,7 +261,9 @@ async def attribute_batch(
                 check_case(spec.project, case_id, inputs[case_id].case)
                 judge = build_judge(spec.request, settings)
                 async with shared.driver.session(database=settings.neo4j_database) as own:
-                    source = RepositorySource(own, spec.project, limit, {}, shared.embedder)
+                    source = RepositorySource(
+                        own, spec.project, limit, {}, shared.embedder, shared.scope_reads
+                    )
                     result = await attribute_inputs(inputs[case_id], judge, source)
             except StoreUnavailable:
                 raise
