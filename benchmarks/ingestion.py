@@ -1,13 +1,21 @@
 """Ingestion and subgraph benchmarks (issue: foundation). Run: ``python -m benchmarks.ingestion``.
 
-1. Ingestion: N operations (default 200,000), each consuming 2 units and producing 2, sent in
-   batches of 1,000 through ``POST /traces``; then the same batches through the writer directly
-   (``repository.traces.write_batch``, no HTTP), each into a fresh Neo4j. Prints operations/s for
-   both and their ratio.
+1. Ingestion: N operations (default 200,000), each consuming 2 units and producing 2, in batches
+   of 1,000. ``--concurrency`` senders each send their own chain in order (as each instance of a
+   memory system sends its own trace), so every batch's inputs are outputs of that sender's previous
+   batch, already stored. Each way into a fresh Neo4j:
+   - limit: the same graph (same nodes, properties, CONSUMES / PRODUCES / PRODUCED_BY edges) by the
+     plain ``CREATE`` statements alone (``cypher/ingest/create_*``), one transaction per batch, from
+     rows built straight from the JSON: no validation, no fingerprints, no look-ups, no HTTP;
+   - api: ``POST /traces`` (all ids new), then the same batches again (identical re-send: nothing
+     is written), then conflict batches (one operation of each redefined: 409, nothing written);
+   - direct: the service's writer (``repository.traces.write_batch``) without HTTP.
+   Prints operations/s and each path's ratio to the limit (re-send and conflict: per batch, against
+   the limit's time for a new batch).
 2. Subgraph: p50/p95 of ``GET /cases/{id}/subgraph`` for a case with ~500 ancestor nodes in a graph
    of ~10k nodes, then again after growing the graph to >= 1M nodes.
 
-Figures go to ``benchmarks/results/ingestion.json``. Both paths send with the same concurrency.
+Figures go to ``benchmarks/results/ingestion.json`` (``--out`` to name another file).
 """
 
 from __future__ import annotations
@@ -17,13 +25,15 @@ import asyncio
 import concurrent.futures
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+from neo4j import AsyncManagedTransaction, AsyncSession
 
 from benchmarks.harness import fresh_neo4j, percentile, save, service_on
+from cypher import query
 from graph_schema.models import TraceBatch
 from ingest.rows import batch_rows
 from service.db import apply_schema, create_driver
@@ -31,17 +41,22 @@ from service.repository.traces import write_batch
 from service.settings import Settings
 
 TS = "2026-01-01T00:00:00Z"
+Streams = list[list[dict[str, Any]]]
+"""One list of batches per sender, sent in order."""
 
 
-def chain_batches(project: str, n_ops: int, batch_size: int) -> Iterator[dict[str, Any]]:
+def chain_batches(
+    project: str, n_ops: int, batch_size: int, prefix: str = ""
+) -> Iterator[dict[str, Any]]:
     """Operation i consumes the two outputs of operation i-1 and produces two new units."""
+    p = prefix
     for start in range(0, n_ops, batch_size):
         ops = []
         for i in range(start, min(start + batch_size, n_ops)):
-            inputs = [f"u{i - 1}a", f"u{i - 1}b"] if i else ["seed-a", "seed-b"]
+            inputs = [f"{p}u{i - 1}a", f"{p}u{i - 1}b"] if i else [f"{p}seed-a", f"{p}seed-b"]
             ops.append(
                 {
-                    "id": f"op{i}",
+                    "id": f"{p}op{i}",
                     "name": "memory_system.memory_update",
                     "kind": "update",
                     "system": "bench",
@@ -50,12 +65,12 @@ def chain_batches(project: str, n_ops: int, batch_size: int) -> Iterator[dict[st
                     "inputs": inputs,
                     "outputs": [
                         {
-                            "id": f"u{i}a",
+                            "id": f"{p}u{i}a",
                             "kind": "memory",
                             "content": f"fact {i} a: the quick brown fox",
                         },
                         {
-                            "id": f"u{i}b",
+                            "id": f"{p}u{i}b",
                             "kind": "memory",
                             "content": f"fact {i} b: jumps over the dog",
                         },
@@ -65,35 +80,81 @@ def chain_batches(project: str, n_ops: int, batch_size: int) -> Iterator[dict[st
         yield {"project": project, "operations": ops}
 
 
-def bench_api(url: str, batches: list[dict[str, Any]], concurrency: int) -> float:
-    def send(batch: dict[str, Any]) -> None:
+def chain_streams(project: str, n_ops: int, batch_size: int, senders: int) -> Streams:
+    """``senders`` chains of ``n_ops / senders`` operations each, with distinct ids."""
+    share = n_ops // senders
+    return [list(chain_batches(project, share, batch_size, f"w{j}-")) for j in range(senders)]
+
+
+def bench_api(url: str, streams: Streams, expect: int = 200) -> float:
+    """Seconds to send every stream, one sender (and connection) each, each batch answered
+    ``expect``."""
+
+    def send(batches: list[dict[str, Any]]) -> None:
         with httpx.Client(base_url=url, timeout=300) as client:
-            response = client.post("/traces", json=batch)
-            response.raise_for_status()
+            for batch in batches:
+                response = client.post("/traces", json=batch)
+                if response.status_code != expect:
+                    raise RuntimeError(f"expected {expect}, got {response.status_code}")
 
     started = time.perf_counter()
-    with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
-        list(pool.map(send, batches))
+    with concurrent.futures.ThreadPoolExecutor(len(streams)) as pool:
+        list(pool.map(send, streams))
     return time.perf_counter() - started
 
 
-def bench_direct(uri: str, batches: list[dict[str, Any]], concurrency: int) -> float:
+def conflicting(batch: dict[str, Any]) -> dict[str, Any]:
+    """``batch`` with its last operation renamed: a redefinition of a stored id (409)."""
+    ops = list(batch["operations"])
+    ops[-1] = {**ops[-1], "name": "renamed"}
+    return {**batch, "operations": ops}
+
+
+def limit_rows(batch: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The rows of the create statements, straight from the JSON of a ``chain_batches`` batch.
+    ``fp`` is a fixed 32-character string: the same bytes stored, no hashing."""
+    fp = "0" * 32
+    units, ops = [], []
+    for op in batch["operations"]:
+        for out in op["outputs"]:
+            units.append({**out, "ts": None, "attributes": None, "memory_id": None, "fp": fp})
+        ops.append(
+            {
+                **op,
+                "attributes": None,
+                "fp": fp,
+                "inputs": [{"unit": u, "position": i} for i, u in enumerate(op["inputs"])],
+                "outputs": [{"unit": u["id"], "position": i} for i, u in enumerate(op["outputs"])],
+            }
+        )
+    seeds = [u for u in batch["operations"][0]["inputs"] if "seed" in u]
+    return {"seeds": seeds, "units": units, "operations": ops}
+
+
+async def _limit_write(tx: AsyncManagedTransaction, project: str, rows: dict[str, Any]) -> None:
+    if rows["seeds"]:  # the first batch of a chain: its inputs are referenced only
+        await tx.run(query("ingest/create_unit_refs"), project=project, ids=rows["seeds"])
+    await tx.run(query("ingest/create_units"), project=project, rows=rows["units"])
+    await tx.run(query("ingest/create_operations"), project=project, rows=rows["operations"])
+
+
+def _run_streams(
+    uri: str, streams: Streams, write: Callable[[AsyncSession, dict[str, Any]], Awaitable[None]]
+) -> float:
+    """Seconds to ``write`` every stream into the store at ``uri``, one session per stream."""
+
     async def run() -> float:
         settings = Settings(neo4j_uri=uri)
         driver = create_driver(settings)
         await apply_schema(driver, settings.neo4j_database)
-        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        for b in batches:
-            queue.put_nowait(b)
 
-        async def worker() -> None:
+        async def sender(batches: list[dict[str, Any]]) -> None:
             async with driver.session(database=settings.neo4j_database) as session:
-                while not queue.empty():
-                    batch = queue.get_nowait()
-                    await write_batch(session, batch_rows(TraceBatch.model_validate(batch)))
+                for batch in batches:
+                    await write(session, batch)
 
         started = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        await asyncio.gather(*(sender(s) for s in streams))
         elapsed = time.perf_counter() - started
         await driver.close()
         return elapsed
@@ -101,21 +162,56 @@ def bench_direct(uri: str, batches: list[dict[str, Any]], concurrency: int) -> f
     return asyncio.run(run())
 
 
+def bench_limit(uri: str, streams: Streams) -> float:
+    """Seconds for the plain-CREATE writer of the same graph (see the module docstring)."""
+
+    async def write(session: AsyncSession, batch: dict[str, Any]) -> None:
+        rows = limit_rows(batch)  # timed, as the API's own rows are
+        await session.execute_write(_limit_write, batch["project"], rows)
+
+    return _run_streams(uri, streams, write)
+
+
+def bench_direct(uri: str, streams: Streams) -> float:
+    """Seconds for the service's writer without HTTP (validation and rows included)."""
+
+    async def write(session: AsyncSession, batch: dict[str, Any]) -> None:
+        await write_batch(session, batch_rows(TraceBatch.model_validate(batch)))
+
+    return _run_streams(uri, streams, write)
+
+
 def ingestion(n_ops: int, batch_size: int, concurrency: int, workdir: Path) -> dict[str, Any]:
-    batches = list(chain_batches("bench", n_ops, batch_size))
-    with fresh_neo4j() as local, service_on(local, workdir) as service:
-        api_s = bench_api(service.url, batches, concurrency)
+    streams = chain_streams("bench", n_ops, batch_size, concurrency)
+    n_ops = sum(len(b["operations"]) for s in streams for b in s)
+    n_batches = sum(len(s) for s in streams)
+    conflicts = [[conflicting(b) for b in s[:: max(1, len(s) // 10)]] for s in streams]
+    n_conflicts = sum(len(s) for s in conflicts)
     with fresh_neo4j() as local:
-        direct_s = bench_direct(local.uri, batches, concurrency)
+        limit_s = bench_limit(local.uri, streams)
+    print(f"limit: {n_ops / limit_s:.0f} ops/s", flush=True)
+    with fresh_neo4j() as local, service_on(local, workdir) as service:
+        api_s = bench_api(service.url, streams)
+        resend_s = bench_api(service.url, streams)
+        conflict_s = bench_api(service.url, conflicts, expect=409)
+    print(f"api: {n_ops / api_s:.0f} ops/s", flush=True)
+    with fresh_neo4j() as local:
+        direct_s = bench_direct(local.uri, streams)
+    limit_per_batch = limit_s / n_batches
     return {
         "operations": n_ops,
         "batch_size": batch_size,
         "concurrency": concurrency,
-        "api_seconds": round(api_s, 2),
+        "limit_ops_per_s": round(n_ops / limit_s),
         "api_ops_per_s": round(n_ops / api_s),
-        "direct_seconds": round(direct_s, 2),
         "direct_ops_per_s": round(n_ops / direct_s),
-        "api_to_direct_ratio": round(direct_s / api_s, 3),
+        "api_to_limit": round(limit_s / api_s, 3),
+        "direct_to_limit": round(limit_s / direct_s, 3),
+        "resend_ops_per_s": round(n_ops / resend_s),
+        "resend_to_limit": round(limit_s / resend_s, 3),
+        "conflict_batches": n_conflicts,
+        "conflict_ms_per_batch": round(conflict_s / n_conflicts * 1000, 1),
+        "conflict_to_limit": round(limit_per_batch / (conflict_s / n_conflicts), 3),
     }
 
 
@@ -235,6 +331,7 @@ def main() -> None:
     parser.add_argument("--operations", type=int, default=200_000)
     parser.add_argument("--batch-size", type=int, default=1_000)
     parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--out", default="ingestion", help="results/<OUT>.json")
     parser.add_argument("--small-copies", type=int, default=20, help="cases in the ~10k graph")
     parser.add_argument("--large-copies", type=int, default=2_000, help="cases in the 1M graph")
     parser.add_argument("--requests", type=int, default=200)
@@ -253,7 +350,7 @@ def main() -> None:
                 args.small_copies, args.large_copies, args.requests, workdir
             )
             print("subgraph:", figures["subgraph"], flush=True)
-    print("written to", save("ingestion", figures))
+    print("written to", save(args.out, figures))
 
 
 if __name__ == "__main__":

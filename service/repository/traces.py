@@ -1,9 +1,19 @@
 """Writing a trace batch: one managed write transaction, all of it or nothing.
 
-The transaction first looks up the fingerprints of every id the batch names, refuses the batch
-(409) if any differs, and then creates only what is new with plain ``CREATE`` statements (cheaper
-than ``MERGE``). Two batches racing to create the same id are settled by the uniqueness
-constraints: the loser's transaction fails and is run again, and then finds the winner's nodes.
+Two paths, the same result:
+
+- Optimistic (tried first): most batches name only new ids, so the transaction creates everything
+  with plain ``CREATE`` statements without looking anything up; only the ids the batch references
+  without defining are ``MERGE``d. If any id the batch defines is already stored (an identical
+  re-send, a redefinition, a unit known so far only by id, or a concurrent batch that got there
+  first), the uniqueness constraints make a ``CREATE`` fail with ``ConstraintError``: the
+  transaction is rolled back and nothing of it stays.
+- Lookup (after a ``ConstraintError``): the transaction looks up the fingerprints of every id the
+  batch names, refuses the batch (409) if any differs, and creates only what is new. A batch that
+  races another one creating the same ids fails on the constraints again and is run again; it
+  then finds the winner's nodes.
+
+Deadlocks between concurrent batches are ``TransientError``s, which ``execute_write`` retries.
 """
 
 from __future__ import annotations
@@ -77,16 +87,46 @@ def _raise_conflict(conflicts: dict[str, list[str]]) -> None:
 async def write_batch(session: AsyncSession, rows: BatchRows) -> IngestResult:
     """Write ``rows`` in one transaction; ``Conflict`` (nothing written) on a redefinition."""
     _raise_conflict(rows.conflicts)
+    try:
+        return await session.execute_write(_create_all, rows)
+    except ConstraintError:
+        pass  # some id is already stored: look them up (module docstring)
     for attempt in range(_RACE_RETRIES):
         try:
-            return await session.execute_write(_write_batch, rows)
+            return await session.execute_write(_write_looked_up, rows)
         except ConstraintError:
             if attempt == _RACE_RETRIES - 1:
                 raise
     raise AssertionError("unreachable")
 
 
-async def _write_batch(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestResult:
+async def _create_all(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestResult:
+    """The optimistic path: every id the batch defines is new, or a ``ConstraintError`` says not."""
+    p = rows.project
+    # Sorted by id, so concurrent batches take the constraint locks of shared ids in one order
+    # (fewer deadlocks to retry).
+    units = sorted(rows.units.values(), key=_by_id)
+    await _run(tx, query("ingest/merge_unit_refs"), project=p, ids=rows.referenced_only())
+    await _run(tx, query("ingest/create_units"), project=p, rows=units)
+    await _run(
+        tx, query("ingest/create_operations"), project=p, rows=list(rows.operations.values())
+    )
+    await _run(tx, query("ingest/create_cases"), project=p, rows=list(rows.cases.values()))
+    return IngestResult(
+        project=p,
+        created=KindCounts(
+            units=len(units), operations=len(rows.operations), cases=len(rows.cases)
+        ),
+        existing=KindCounts(),
+    )
+
+
+def _by_id(row: dict[str, Any]) -> str:
+    return str(row["id"])
+
+
+async def _write_looked_up(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestResult:
+    """The lookup path: compare with what is stored, then create only what is new."""
     p = rows.project
     unit_ids = sorted(rows.unit_refs | rows.units.keys())
     units = await _fingerprints(tx, query("ingest/find_units"), p, unit_ids)
