@@ -3,15 +3,16 @@
 1. Ingestion: N operations (default 200,000), each consuming 2 units and producing 2, in batches
    of 1,000. ``--concurrency`` senders each send their own chain in order (as each instance of a
    memory system sends its own trace), so every batch's inputs are outputs of that sender's previous
-   batch, already stored. Each way into a fresh Neo4j:
+   batch, already stored. All paths write into one fresh Neo4j, a project each, taking turns
+   round by round (``--rounds``), so a change of the machine's load slows each path alike:
    - limit: the same graph (same nodes, properties, CONSUMES / PRODUCES / PRODUCED_BY edges) by the
      plain ``CREATE`` statements alone (``cypher/ingest/create_*``), one transaction per batch, from
      rows built straight from the JSON: no validation, no fingerprints, no look-ups, no HTTP;
    - api: ``POST /traces`` (all ids new), then the same batches again (identical re-send: nothing
      is written), then conflict batches (one operation of each redefined: 409, nothing written);
    - direct: the service's writer (``repository.traces.write_batch``) without HTTP.
-   Prints operations/s and each path's ratio to the limit (re-send and conflict: per batch, against
-   the limit's time for a new batch).
+   Prints operations/s and each path's ratio to the limit; a re-send's against the limit's time
+   for the same batches new; a conflict batch's time next to the limit's time per new batch.
 2. Subgraph: p50/p95 of ``GET /cases/{id}/subgraph`` for a case with ~500 ancestor nodes in a graph
    of ~10k nodes, then again after growing the graph to >= 1M nodes.
 
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from neo4j import AsyncManagedTransaction, AsyncSession
+from neo4j import AsyncDriver, AsyncManagedTransaction, AsyncSession
 
 from benchmarks.harness import fresh_neo4j, percentile, save, service_on
 from cypher import query
@@ -86,9 +87,8 @@ def chain_streams(project: str, n_ops: int, batch_size: int, senders: int) -> St
     return [list(chain_batches(project, share, batch_size, f"w{j}-")) for j in range(senders)]
 
 
-def bench_api(url: str, streams: Streams, expect: int = 200) -> float:
-    """Seconds to send every stream, one sender (and connection) each, each batch answered
-    ``expect``."""
+def _send_all(url: str, streams: Streams, expect: int) -> None:
+    """Send every stream, one sender (and connection) each; each batch answered ``expect``."""
 
     def send(batches: list[dict[str, Any]]) -> None:
         with httpx.Client(base_url=url, timeout=300) as client:
@@ -97,10 +97,8 @@ def bench_api(url: str, streams: Streams, expect: int = 200) -> float:
                 if response.status_code != expect:
                     raise RuntimeError(f"expected {expect}, got {response.status_code}")
 
-    started = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(len(streams)) as pool:
         list(pool.map(send, streams))
-    return time.perf_counter() - started
 
 
 def conflicting(batch: dict[str, Any]) -> dict[str, Any]:
@@ -138,80 +136,97 @@ async def _limit_write(tx: AsyncManagedTransaction, project: str, rows: dict[str
     await tx.run(query("ingest/create_operations"), project=project, rows=rows["operations"])
 
 
-def _run_streams(
-    uri: str, streams: Streams, write: Callable[[AsyncSession, dict[str, Any]], Awaitable[None]]
-) -> float:
-    """Seconds to ``write`` every stream into the store at ``uri``, one session per stream."""
+async def _limit(session: AsyncSession, batch: dict[str, Any]) -> None:
+    rows = limit_rows(batch)  # timed, as the API's own rows are
+    await session.execute_write(_limit_write, batch["project"], rows)
 
-    async def run() -> float:
-        settings = Settings(neo4j_uri=uri)
-        driver = create_driver(settings)
-        await apply_schema(driver, settings.neo4j_database)
 
-        async def sender(batches: list[dict[str, Any]]) -> None:
-            async with driver.session(database=settings.neo4j_database) as session:
-                for batch in batches:
-                    await write(session, batch)
+async def _direct(session: AsyncSession, batch: dict[str, Any]) -> None:
+    await write_batch(session, batch_rows(TraceBatch.model_validate(batch)))
 
+
+async def _write_all(
+    driver: AsyncDriver,
+    streams: Streams,
+    write: Callable[[AsyncSession, dict[str, Any]], Awaitable[None]],
+) -> None:
+    async def sender(batches: list[dict[str, Any]]) -> None:
+        async with driver.session(database="neo4j") as session:
+            for batch in batches:
+                await write(session, batch)
+
+    await asyncio.gather(*(sender(s) for s in streams))
+
+
+def _chunk(streams: Streams, rounds: int, r: int) -> Streams:
+    """Round ``r`` of ``rounds``: the same slice of each sender's batches."""
+    return [s[len(s) * r // rounds : len(s) * (r + 1) // rounds] for s in streams]
+
+
+def ingestion(
+    n_ops: int, batch_size: int, concurrency: int, rounds: int, workdir: Path
+) -> dict[str, Any]:
+    """All paths on one Neo4j (a project each), taking turns round by round, so that a machine
+    whose load changes during the run (this one is shared) slows each path alike."""
+    paths = ("limit", "api", "direct")
+    streams = {p: chain_streams(p, n_ops, batch_size, concurrency) for p in paths}
+    seconds = dict.fromkeys((*paths, "resend", "conflict"), 0.0)
+    n_conflicts = 0
+
+    def timed(key: str, work: Callable[..., object], *args: Any) -> None:
         started = time.perf_counter()
-        await asyncio.gather(*(sender(s) for s in streams))
-        elapsed = time.perf_counter() - started
-        await driver.close()
-        return elapsed
+        work(*args)
+        seconds[key] += time.perf_counter() - started
 
-    return asyncio.run(run())
-
-
-def bench_limit(uri: str, streams: Streams) -> float:
-    """Seconds for the plain-CREATE writer of the same graph (see the module docstring)."""
-
-    async def write(session: AsyncSession, batch: dict[str, Any]) -> None:
-        rows = limit_rows(batch)  # timed, as the API's own rows are
-        await session.execute_write(_limit_write, batch["project"], rows)
-
-    return _run_streams(uri, streams, write)
-
-
-def bench_direct(uri: str, streams: Streams) -> float:
-    """Seconds for the service's writer without HTTP (validation and rows included)."""
-
-    async def write(session: AsyncSession, batch: dict[str, Any]) -> None:
-        await write_batch(session, batch_rows(TraceBatch.model_validate(batch)))
-
-    return _run_streams(uri, streams, write)
-
-
-def ingestion(n_ops: int, batch_size: int, concurrency: int, workdir: Path) -> dict[str, Any]:
-    streams = chain_streams("bench", n_ops, batch_size, concurrency)
-    n_ops = sum(len(b["operations"]) for s in streams for b in s)
-    n_batches = sum(len(s) for s in streams)
-    conflicts = [[conflicting(b) for b in s[:: max(1, len(s) // 10)]] for s in streams]
-    n_conflicts = sum(len(s) for s in conflicts)
-    with fresh_neo4j() as local:
-        limit_s = bench_limit(local.uri, streams)
-    print(f"limit: {n_ops / limit_s:.0f} ops/s", flush=True)
     with fresh_neo4j() as local, service_on(local, workdir) as service:
-        api_s = bench_api(service.url, streams)
-        resend_s = bench_api(service.url, streams)
-        conflict_s = bench_api(service.url, conflicts, expect=409)
-    print(f"api: {n_ops / api_s:.0f} ops/s", flush=True)
-    with fresh_neo4j() as local:
-        direct_s = bench_direct(local.uri, streams)
-    limit_per_batch = limit_s / n_batches
+        # One event loop and one driver for the direct paths, made before any timing starts.
+        loop = asyncio.new_event_loop()
+        settings = Settings(neo4j_uri=local.uri)
+        driver = create_driver(settings)
+        loop.run_until_complete(apply_schema(driver, settings.neo4j_database))
+
+        def direct_writes(path: str, chunk: Streams) -> None:
+            write = _limit if path == "limit" else _direct
+            loop.run_until_complete(_write_all(driver, chunk, write))
+
+        for r in range(rounds):
+            order = paths[r % 3 :] + paths[: r % 3]  # who goes first changes every round
+            for path in order:
+                chunk = _chunk(streams[path], rounds, r)
+                if path == "api":
+                    timed("api", _send_all, service.url, chunk, 200)
+                else:
+                    timed(path, direct_writes, path, chunk)
+            api_chunk = _chunk(streams["api"], rounds, r)
+            timed("resend", _send_all, service.url, api_chunk, 200)
+            conflicts = [[conflicting(s[-1])] for s in api_chunk if s]
+            n_conflicts += len(conflicts)
+            timed("conflict", _send_all, service.url, conflicts, 409)
+            print(
+                f"round {r + 1}/{rounds}: "
+                + ", ".join(f"{k} {v:.1f}s" for k, v in seconds.items()),
+                flush=True,
+            )
+        loop.run_until_complete(driver.close())
+        loop.close()
+    total = sum(len(b["operations"]) for s in streams["api"] for b in s)
+    n_batches = sum(len(s) for s in streams["api"])
+    limit_s = seconds["limit"]
     return {
-        "operations": n_ops,
+        "operations_per_path": total,
         "batch_size": batch_size,
         "concurrency": concurrency,
-        "limit_ops_per_s": round(n_ops / limit_s),
-        "api_ops_per_s": round(n_ops / api_s),
-        "direct_ops_per_s": round(n_ops / direct_s),
-        "api_to_limit": round(limit_s / api_s, 3),
-        "direct_to_limit": round(limit_s / direct_s, 3),
-        "resend_ops_per_s": round(n_ops / resend_s),
-        "resend_to_limit": round(limit_s / resend_s, 3),
+        "rounds": rounds,
+        "limit_ops_per_s": round(total / limit_s),
+        "api_ops_per_s": round(total / seconds["api"]),
+        "direct_ops_per_s": round(total / seconds["direct"]),
+        "api_to_limit": round(limit_s / seconds["api"], 3),
+        "direct_to_limit": round(limit_s / seconds["direct"], 3),
+        "resend_ops_per_s": round(total / seconds["resend"]),
+        "resend_to_limit": round(limit_s / seconds["resend"], 3),
         "conflict_batches": n_conflicts,
-        "conflict_ms_per_batch": round(conflict_s / n_conflicts * 1000, 1),
-        "conflict_to_limit": round(limit_per_batch / (conflict_s / n_conflicts), 3),
+        "conflict_ms_per_batch": round(seconds["conflict"] / n_conflicts * 1000, 1),
+        "limit_ms_per_batch": round(limit_s / n_batches * 1000, 1),
     }
 
 
@@ -331,6 +346,7 @@ def main() -> None:
     parser.add_argument("--operations", type=int, default=200_000)
     parser.add_argument("--batch-size", type=int, default=1_000)
     parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=10, help="turns the paths take")
     parser.add_argument("--out", default="ingestion", help="results/<OUT>.json")
     parser.add_argument("--small-copies", type=int, default=20, help="cases in the ~10k graph")
     parser.add_argument("--large-copies", type=int, default=2_000, help="cases in the 1M graph")
@@ -342,7 +358,7 @@ def main() -> None:
         workdir = Path(tmp)
         if "ingestion" not in args.skip:
             figures["ingestion"] = ingestion(
-                args.operations, args.batch_size, args.concurrency, workdir
+                args.operations, args.batch_size, args.concurrency, args.rounds, workdir
             )
             print("ingestion:", figures["ingestion"], flush=True)
         if "subgraph" not in args.skip:

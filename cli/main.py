@@ -81,13 +81,26 @@ def _options(
 def serve(
     host: Annotated[str | None, typer.Option(help="Bind address.")] = None,
     port: Annotated[int | None, typer.Option(help="Port.")] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(min=1, help="Worker processes sharing the port (MEMTRACE_WORKERS; 1)."),
+    ] = None,
 ) -> None:
-    """Run the HTTP service (OpenAPI docs at /docs)."""
+    """Run the HTTP service (OpenAPI docs at /docs).
+
+    Each worker is a process of its own that builds the app with ``service.app:create_app``
+    (settings from the MEMTRACE_* environment) and its own Neo4j driver; they share nothing but
+    the graph, which is what makes several workers, or several machines, safe."""
     import uvicorn
 
     settings = get_settings()
     uvicorn.run(
-        "service.main:app", host=host or settings.host, port=port or settings.port, log_level="info"
+        "service.app:create_app",
+        factory=True,
+        host=host or settings.host,
+        port=port or settings.port,
+        workers=workers or settings.workers,
+        log_level="info",
     )
 
 

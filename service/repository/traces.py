@@ -27,10 +27,10 @@ from cypher import query
 from graph_schema.models import IngestResult, KindCounts
 from ingest.rows import BatchRows
 from service.db import store_errors
-from service.errors import Conflict
+from service.errors import Conflict, StoreUnavailable
 
 _MISSING = object()
-_RACE_RETRIES = 3
+_RACE_RETRIES = 5
 
 
 async def _fingerprints(
@@ -94,9 +94,12 @@ async def write_batch(session: AsyncSession, rows: BatchRows) -> IngestResult:
     for attempt in range(_RACE_RETRIES):
         try:
             return await session.execute_write(_write_looked_up, rows)
-        except ConstraintError:
+        except ConstraintError as e:
             if attempt == _RACE_RETRIES - 1:
-                raise
+                # Other writers kept creating this batch's ids first: a retry will find them.
+                raise StoreUnavailable(
+                    "concurrent batches kept creating the same ids; retry the batch"
+                ) from e
     raise AssertionError("unreachable")
 
 
