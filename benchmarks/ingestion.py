@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 from neo4j import AsyncDriver, AsyncManagedTransaction, AsyncSession
 
 from benchmarks.harness import fresh_neo4j, percentile, save, service_on
@@ -170,15 +171,30 @@ def ingestion(
     whose load changes during the run (this one is shared) slows each path alike."""
     paths = ("limit", "api", "direct")
     streams = {p: chain_streams(p, n_ops, batch_size, concurrency) for p in paths}
-    seconds = dict.fromkeys((*paths, "resend", "conflict"), 0.0)
+    keys = (*paths, "resend", "conflict")
+    seconds = dict.fromkeys(keys, 0.0)
+    # CPU seconds per path of Neo4j, of the service process, and of this process (the HTTP
+    # senders for the API; rows and the driver for limit and direct): where the time goes.
+    cpu = {k: dict.fromkeys(("neo4j", "service", "bench"), 0.0) for k in keys}
     n_conflicts = 0
 
-    def timed(key: str, work: Callable[..., object], *args: Any) -> None:
-        started = time.perf_counter()
-        work(*args)
-        seconds[key] += time.perf_counter() - started
-
     with fresh_neo4j() as local, service_on(local, workdir) as service:
+        processes = {
+            "neo4j": psutil.Process(local.pid()),
+            "service": psutil.Process(service.process.pid),
+            "bench": psutil.Process(),
+        }
+
+        def cpu_now() -> dict[str, float]:
+            return {name: sum(p.cpu_times()[:2]) for name, p in processes.items()}
+
+        def timed(key: str, work: Callable[..., object], *args: Any) -> None:
+            before, started = cpu_now(), time.perf_counter()
+            work(*args)
+            seconds[key] += time.perf_counter() - started
+            for name, value in cpu_now().items():
+                cpu[key][name] += value - before[name]
+
         # One event loop and one driver for the direct paths, made before any timing starts.
         loop = asyncio.new_event_loop()
         settings = Settings(neo4j_uri=local.uri)
@@ -189,6 +205,14 @@ def ingestion(
             write = _limit if path == "limit" else _direct
             loop.run_until_complete(_write_all(driver, chunk, write))
 
+        # Untimed: one batch per sender on each path first, so that no path pays alone for the
+        # JVM's warm-up or the first query plans.
+        for path in paths:
+            warm = chain_streams(f"warm-{path}", batch_size * concurrency, batch_size, concurrency)
+            if path == "api":
+                _send_all(service.url, warm, 200)
+            else:
+                direct_writes(path, warm)
         for r in range(rounds):
             order = paths[r % 3 :] + paths[: r % 3]  # who goes first changes every round
             for path in order:
@@ -212,7 +236,12 @@ def ingestion(
     total = sum(len(b["operations"]) for s in streams["api"] for b in s)
     n_batches = sum(len(s) for s in streams["api"])
     limit_s = seconds["limit"]
+    per_batch = {k: n_conflicts if k == "conflict" else n_batches for k in keys}
+    cpu_ms_per_batch = {
+        k: {name: round(v / per_batch[k] * 1000) for name, v in cpu[k].items()} for k in keys
+    }
     return {
+        "cpu_ms_per_batch": cpu_ms_per_batch,
         "operations_per_path": total,
         "batch_size": batch_size,
         "concurrency": concurrency,

@@ -67,18 +67,19 @@ def unit_row(unit: UnitIn) -> dict[str, Any]:
         # The memory entry, as a property of its own: Cypher cannot read inside the JSON
         # attributes, and the audits find an entry's versions through the (project, memory_id)
         # index. Not in the fingerprint: it is derived from the attributes, which are.
-        "memory_id": memory_entry(unit.attributes),
+        "memory_id": memory_entry(unit.attributes) if unit.attributes else None,
         "fp": fingerprint(unit.kind, unit.content, ts, attributes),
     }
 
 
-def _edges(refs: list[str | UnitIn]) -> list[dict[str, Any]]:
-    return [{"unit": _ref_id(ref), "position": i} for i, ref in enumerate(refs)]
+def _edges(ids: list[str]) -> list[dict[str, Any]]:
+    return [{"unit": unit_id, "position": i} for i, unit_id in enumerate(ids)]
 
 
 def operation_row(op: OperationIn) -> dict[str, Any]:
     attributes = _attributes_json(op.attributes)
-    inputs, outputs = _edges(op.inputs), _edges(op.outputs)
+    input_ids = [_ref_id(ref) for ref in op.inputs]
+    output_ids = [_ref_id(ref) for ref in op.outputs]
     ts = op.ts.isoformat()
     return {
         "id": op.id,
@@ -88,17 +89,10 @@ def operation_row(op: OperationIn) -> dict[str, Any]:
         "session_id": op.session_id,
         "ts": ts,
         "attributes": attributes,
-        "inputs": inputs,
-        "outputs": outputs,
+        "inputs": _edges(input_ids),
+        "outputs": _edges(output_ids),
         "fp": fingerprint(
-            op.name,
-            op.kind,
-            op.system,
-            op.session_id,
-            ts,
-            attributes,
-            [e["unit"] for e in inputs],
-            [e["unit"] for e in outputs],
+            op.name, op.kind, op.system, op.session_id, ts, attributes, input_ids, output_ids
         ),
     }
 
