@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -71,6 +72,7 @@ def ingest(path: Path, url: str) -> dict[str, Any]:
     cli = subprocess.Popen(
         [sys.executable, "-m", "cli.main", "ingest", str(path), "--url", url],
         cwd=REPO,
+        env={**os.environ, "COLUMNS": "300"},  # the summary on one line
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

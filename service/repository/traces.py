@@ -18,6 +18,7 @@ Deadlocks between concurrent batches are ``TransientError``s, which ``execute_wr
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, LiteralString
 
 from neo4j import AsyncManagedTransaction, AsyncSession
@@ -29,17 +30,31 @@ from ingest.rows import BatchRows
 from service.db import store_errors
 from service.errors import Conflict, StoreUnavailable
 
-_MISSING = object()
 _RACE_RETRIES = 5
 
 
-async def _fingerprints(
-    tx: AsyncManagedTransaction, statement: LiteralString, project: str, ids: list[str]
-) -> dict[str, str | None]:
-    if not ids:
-        return {}
-    result = await tx.run(statement, project=project, ids=ids)
-    return {record["id"]: record["fp"] async for record in result}
+@dataclass(frozen=True)
+class _Comparison:
+    """How the ids of one kind in a batch stand against the stored ones."""
+
+    missing: list[str]
+    undefined: list[str]  # units the batch defines that are stored by id only
+    differing: list[str]
+    identical: int
+
+
+_NOTHING = _Comparison([], [], [], 0)
+
+
+async def _compare(
+    tx: AsyncManagedTransaction, statement: LiteralString, project: str, rows: list[dict[str, Any]]
+) -> _Comparison:
+    if not rows:
+        return _NOTHING
+    record = await (await tx.run(statement, project=project, rows=rows)).single(strict=True)
+    return _Comparison(
+        record["missing"], record.get("undefined", []), record["differing"], record["identical"]
+    )
 
 
 async def _run(tx: AsyncManagedTransaction, statement: LiteralString, **params: Any) -> None:
@@ -48,25 +63,8 @@ async def _run(tx: AsyncManagedTransaction, statement: LiteralString, **params: 
     await (await tx.run(statement, **params)).consume()
 
 
-def _split(
-    defined: dict[str, dict[str, Any]], stored: dict[str, str | None]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str], int]:
-    """(rows to create, rows filling in id-only units, ids that differ, count of identical)."""
-    new: list[dict[str, Any]] = []
-    fill: list[dict[str, Any]] = []
-    differing: list[str] = []
-    identical = 0
-    for node_id, row in defined.items():
-        fp = stored.get(node_id, _MISSING)
-        if fp is _MISSING:
-            new.append(row)
-        elif fp is None:  # a unit known only by id so far
-            fill.append(row)
-        elif fp == row["fp"]:
-            identical += 1
-        else:
-            differing.append(node_id)
-    return new, fill, differing, identical
+def _id_and_fp(rows: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"id": node_id, "fp": row["fp"]} for node_id, row in rows.items()]
 
 
 def _raise_conflict(conflicts: dict[str, list[str]]) -> None:
@@ -131,17 +129,22 @@ def _by_id(row: dict[str, Any]) -> str:
 async def _write_looked_up(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestResult:
     """The lookup path: compare with what is stored, then create only what is new."""
     p = rows.project
-    unit_ids = sorted(rows.unit_refs | rows.units.keys())
-    units = await _fingerprints(tx, query("ingest/find_units"), p, unit_ids)
-    ops = await _fingerprints(tx, query("ingest/find_operations"), p, list(rows.operations))
-    cases = await _fingerprints(tx, query("ingest/find_cases"), p, list(rows.cases))
+    unit_rows = [
+        {"id": uid, "fp": rows.units[uid]["fp"] if uid in rows.units else None}
+        for uid in sorted(rows.unit_refs | rows.units.keys())
+    ]
+    units = await _compare(tx, query("ingest/compare_units"), p, unit_rows)
+    ops = await _compare(tx, query("ingest/compare_operations"), p, _id_and_fp(rows.operations))
+    cases = await _compare(tx, query("ingest/compare_cases"), p, _id_and_fp(rows.cases))
+    _raise_conflict(
+        {"units": units.differing, "operations": ops.differing, "cases": cases.differing}
+    )
 
-    new_units, fill_units, bad_units, same_units = _split(rows.units, units)
-    new_ops, _, bad_ops, same_ops = _split(rows.operations, ops)
-    new_cases, _, bad_cases, same_cases = _split(rows.cases, cases)
-    _raise_conflict({"units": bad_units, "operations": bad_ops, "cases": bad_cases})
-
-    refs = [uid for uid in rows.referenced_only() if uid not in units]
+    new_units = [rows.units[uid] for uid in units.missing if uid in rows.units]
+    fill_units = [rows.units[uid] for uid in units.undefined]
+    refs = [uid for uid in units.missing if uid not in rows.units]
+    new_ops = [rows.operations[oid] for oid in ops.missing]
+    new_cases = [rows.cases[cid] for cid in cases.missing]
     await _run(tx, query("ingest/create_unit_refs"), project=p, ids=refs)
     await _run(tx, query("ingest/create_units"), project=p, rows=new_units)
     await _run(tx, query("ingest/define_units"), project=p, rows=fill_units)
@@ -152,5 +155,5 @@ async def _write_looked_up(tx: AsyncManagedTransaction, rows: BatchRows) -> Inge
         created=KindCounts(
             units=len(new_units) + len(fill_units), operations=len(new_ops), cases=len(new_cases)
         ),
-        existing=KindCounts(units=same_units, operations=same_ops, cases=same_cases),
+        existing=KindCounts(units=units.identical, operations=ops.identical, cases=cases.identical),
     )
