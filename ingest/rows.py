@@ -9,8 +9,9 @@ fingerprint stored on an existing node: equal means an identical re-send (safe t
 means an attempt to redefine an immutable id (409).
 
 Timestamps travel as ISO-8601 strings and Cypher's ``datetime()`` parses them: the driver's own
-encoding of a Python ``datetime`` is pure Python and cost ~0.15 ms each, the largest single cost of
-writing a 1,000-operation batch (profiled: more than the Neo4j work itself).
+encoding of a Python ``datetime`` is pure Python, ~50 us each on our 2-core machines (measured:
+152 ms of CPU for 3,000), against ~1.5 us for ``isoformat()``; it was the largest cost of the
+writer's Python side for a batch of 1,000 operations.
 """
 
 from __future__ import annotations
