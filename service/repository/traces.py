@@ -8,8 +8,9 @@ Two paths, the same result:
   re-send, a redefinition, a unit known so far only by id, or a concurrent batch that got there
   first), the uniqueness constraints make a ``CREATE`` fail with ``ConstraintError``: the
   transaction is rolled back and nothing of it stays.
-- Lookup (after a ``ConstraintError``): the transaction looks up the fingerprints of every id the
-  batch names, refuses the batch (409) if any differs, and creates only what is new. A batch that
+- Lookup (after a ``ConstraintError``): the transaction compares the fingerprints of every id the
+  batch names with the stored ones (in Cypher, one answer row per kind), refuses the batch (409)
+  if any differs, and creates only what is new. A batch that
   races another one creating the same ids fails on the constraints again and is run again; it
   then finds the winner's nodes.
 
