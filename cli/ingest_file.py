@@ -76,13 +76,15 @@ def _show(progress: Progress, task: TaskID, state: IngestState, rate: float) -> 
 
 @contextmanager
 def _naming_the_line(file: Path, line: int) -> Iterator[None]:
-    """Say which line was refused or not delivered, and that a rerun goes on from it."""
-    hint = f"; what came before is stored: run the same command again to go on from line {line}"
+    """Say which line was refused or not delivered, and what a rerun does."""
     try:
         yield
     except RejectedBatch as e:
-        e.args = (f"{file.name}:{line} refused: {e}{hint}",)
+        # Editing the file makes it another file version: a rerun then starts from the top,
+        # which re-sends the stored batches harmlessly.
+        e.args = (f"{file.name}:{line} refused: {e}; the batches before it are stored",)
         raise
     except ServiceUnavailable as e:
-        e.args = (f"{file.name}:{line} not sent: {e}{hint}",)
+        hint = f"run the same command again to go on from line {line}"
+        e.args = (f"{file.name}:{line} not sent: {e}; the batches before it are stored: {hint}",)
         raise
