@@ -121,6 +121,12 @@ class Settings(BaseSettings):
     # HTTP server (memtrace serve).
     host: str = Field("127.0.0.1", description="Address `memtrace serve` binds.")
     port: int = Field(8000, description="Port `memtrace serve` binds.")
+    workers: int = Field(
+        1,
+        ge=1,
+        description="Worker processes of `memtrace serve` (uvicorn); each has its own Neo4j "
+        "driver, and they share the port.",
+    )
     url: str = Field("http://127.0.0.1:8000", description="Where CLI commands find the service.")
 
     # Local Neo4j launcher (memtrace neo4j start|stop|status).
