@@ -28,5 +28,12 @@ CONSTRAINTS = frozenset(
 them), and one active attribution job per project."""
 
 INDEXES = frozenset(
-    {"operation_kind", "unit_kind", "unit_memory_id", "case_verdict", "attribution_project"}
+    {
+        "operation_kind",
+        "operation_session",
+        "unit_kind",
+        "unit_memory_id",
+        "case_verdict",
+        "attribution_project",
+    }
 )
