@@ -7,8 +7,8 @@
 // counts the content words the old version had and the new one lacks, and keeps the rows that
 // lost at least min_lost_words (so a page may hold fewer rows than limit). In operation time,
 // then id order.
-// $params: project (string), skip (int: candidates to skip), limit (int: candidates to read);
-//          min_lost_words (int) is applied by the service, not here
+// $params: project (string), skip (int: candidates to skip), limit (int: candidates to read),
+//          min_lost_words (int: the service counts lost words; here only a pre-filter, below)
 // Plan: operations are walked in time order from the operation_time index (the ORDER BY names
 // op.project first, a constant, so the planner sees the index's order and sorts only the rows of
 // one timestamp: a page reads the operations it needs, not the project). Per operation, a
@@ -37,6 +37,20 @@ CALL (op) {
   WHERE old.memory_id IS NULL AND old <> new
   RETURN old, new
 }
+// Pre-filter for min_lost_words >= 1: drop a candidate whose new version holds the old content
+// verbatim between word boundaries (an appended buffer, an unchanged entry): then every token of
+// the old version is a token of the new one and the service would drop it too (its tokens are
+// [a-z0-9]+ of the lower-cased text; a boundary here is ASCII space or punctuation, which
+// lower-casing leaves alone). Only the first occurrence is checked; a candidate it cannot
+// decide is kept. Without it a page reads every candidate of the project to find a rare loss.
+WITH op, old, new, split(new.content, old.content) AS around
+WHERE $min_lost_words < 1
+   OR NOT coalesce(
+     old.content = ''
+     OR (size(around) > 1
+         AND (around[0] = '' OR right(around[0], 1) =~ '[\\s\\p{Punct}]')
+         AND (around[1] = '' OR left(around[1], 1) =~ '[\\s\\p{Punct}]')),
+     false)
 RETURN old.memory_id AS memory_id,
        old.id AS old_version,
        new.id AS new_version,
