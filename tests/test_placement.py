@@ -9,6 +9,7 @@ import json
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ def second_driver(second_neo4j: Neo4jHandle) -> Iterator[Driver]:
         yield driver
 
 
+@contextmanager
 def _placed_service(neo4j: Neo4jHandle, workdir: Path, second_uri: str) -> Iterator[ServiceHandle]:
     stores = {"second": {"uri": second_uri, "user": "neo4j", "password": "unused"}}
     with run_service(
@@ -66,9 +68,11 @@ def _placed_service(neo4j: Neo4jHandle, workdir: Path, second_uri: str) -> Itera
 @pytest.fixture(scope="module")
 def placed(neo4j: Neo4jHandle, workdir: Path, second_neo4j: Neo4jHandle) -> Iterator[httpx.Client]:
     """A client of a service with two stores: ``big-*`` and ``solo-exact`` on the second."""
-    for handle in _placed_service(neo4j, workdir, second_neo4j.uri):
-        with httpx.Client(base_url=handle.url, timeout=60) as client:
-            yield client
+    with (
+        _placed_service(neo4j, workdir, second_neo4j.uri) as handle,
+        httpx.Client(base_url=handle.url, timeout=60) as client,
+    ):
+        yield client
 
 
 def _big() -> str:
@@ -236,12 +240,14 @@ def test_readyz_checks_every_store(
 ) -> None:
     assert placed.get("/readyz").json() == {"status": "ready"}
     # A second store nobody listens on: not ready, yet projects of the default store work.
-    for handle in _placed_service(neo4j, workdir, f"bolt://127.0.0.1:{free_port()}"):
-        with httpx.Client(base_url=handle.url, timeout=60) as client:
-            assert client.get("/readyz").status_code == 503
-            assert client.post("/traces", json=demo_batch(project)).status_code == 200
-            down = client.post("/traces", json=demo_batch(_big()))
-            assert down.status_code == 503 and down.json()["error"], down.text
+    with (
+        _placed_service(neo4j, workdir, f"bolt://127.0.0.1:{free_port()}") as handle,
+        httpx.Client(base_url=handle.url, timeout=60) as client,
+    ):
+        assert client.get("/readyz").status_code == 503
+        assert client.post("/traces", json=demo_batch(project)).status_code == 200
+        down = client.post("/traces", json=demo_batch(_big()))
+        assert down.status_code == 503 and down.json()["error"], down.text
 
 
 # --- a routing URI -------------------------------------------------------------------------
