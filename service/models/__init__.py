@@ -1,0 +1,1 @@
+"""The one home of the HTTP API's request and response models, one module per domain."""
