@@ -158,6 +158,8 @@ class Tracer:
         self._last_answer: contextvars.ContextVar[str | None] = contextvars.ContextVar(
             f"memtrace_last_answer_{id(self)}", default=None
         )
+        self.unit_listeners: list[Callable[[UnitIn], None]] = []
+        """Called with every unit recorded (masked), e.g. by adapters that find lineage by text."""
 
     # -- units -----------------------------------------------------------------------------------
 
@@ -185,6 +187,8 @@ class Tracer:
         self.delivery.put("units", unit.model_dump(mode="json", exclude_defaults=True))
         if kind == "answer":
             self._last_answer.set(unit.id)
+        for listener in self.unit_listeners:
+            listener(unit)
         return unit
 
     def message(self, content: str, *, role: str | None = None, **kw: Any) -> UnitIn:
