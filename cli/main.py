@@ -1,5 +1,5 @@
 """The ``memtrace`` command line: serve, neo4j start|stop|status, ingest, import-graph, projects,
-cases, show, attribute, report, audit, demo, stop.
+cases, show, attribute, report, audit, jobs, demo, stop.
 
 Commands talk to the service over HTTP through ``cli.http``; every failure ends there too (one
 line on stderr, a non-zero exit code)."""
@@ -38,7 +38,15 @@ from cli.http import (
     failures_end_in_one_line,
     service_client,
 )
-from cli.jobs import follow_job, job_results, progress_line, resume_job, start_job
+from cli.jobs import (
+    follow_job,
+    job_results,
+    jobs_table,
+    list_jobs,
+    progress_line,
+    resume_job,
+    start_job,
+)
 from cli.projects import list_projects, projects_table, require_project
 from cli.reports import fetch_report, report_json, report_tables
 from cli.tables import show
@@ -358,6 +366,25 @@ def cases(
         console.print(f"no cases in {project!r} match these filters", highlight=False)
     else:
         show(console, cases_table(found, project))
+
+
+@app.command()
+def jobs(
+    project: Annotated[str, typer.Option(help="Project of the jobs.")] = "default",
+    limit: Annotated[int, typer.Option(min=1, max=100, help="At most this many.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    url: Annotated[str | None, typer.Option(help="Service URL.")] = None,
+) -> None:
+    """List the project's attribution jobs, newest first (resume one with
+    memtrace attribute --resume JOB)."""
+    with failures_end_in_one_line(err, url), service_client(url) as client:
+        found = list_jobs(client, project, limit)
+        if not found:
+            require_project(client, project)
+    if as_json:
+        console.print_json(json.dumps(found))
+    else:
+        show(console, jobs_table(found, project))
 
 
 @app.command("show")

@@ -40,7 +40,9 @@ def test_the_case_list_filters_by_system_and_time(client: httpx.Client, project:
 
 
 def test_cli_cases(service: ServiceHandle, project: str) -> None:
-    assert httpx.post(f"{service.url}/traces", json=demo_batch(project)).status_code == 200
+    assert (
+        httpx.post(f"{service.url}/traces", json=demo_batch(project), timeout=60).status_code == 200
+    )
     url = ("--project", project, "--url", service.url)
     table = memtrace("cases", *url)
     assert table.returncode == 0, table.stderr
@@ -69,7 +71,9 @@ def test_cli_cases(service: ServiceHandle, project: str) -> None:
 
 
 def test_cli_show_a_case(service: ServiceHandle, project: str) -> None:
-    assert httpx.post(f"{service.url}/traces", json=demo_batch(project)).status_code == 200
+    assert (
+        httpx.post(f"{service.url}/traces", json=demo_batch(project), timeout=60).status_code == 200
+    )
     url = ("--project", project, "--url", service.url)
     before = memtrace("show", "case-3", *url)
     assert before.returncode == 0, before.stderr
@@ -105,13 +109,17 @@ def narrow(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_every_table_reads_at_80_columns(service: ServiceHandle, project: str) -> None:
-    assert httpx.post(f"{service.url}/traces", json=demo_batch(project)).status_code == 200
+    assert (
+        httpx.post(f"{service.url}/traces", json=demo_batch(project), timeout=60).status_code == 200
+    )
     url = ("--project", project, "--url", service.url)
     attributed = narrow("attribute", "--all-failed", *url).stdout
     words = attributed.split()
     for whole in ("case-1", "case-3", "op-update-2", "memory_system.update_memory_decision"):
         assert whole in words, whole  # ids and names whole, not cut to a word per line
     assert "DeletionError" in words and "ExtractionError" in words
+    listed = json.loads(memtrace("jobs", *url, "--json").stdout)
+    assert listed[0]["id"] in narrow("jobs", *url).stdout.split()
     one = narrow("attribute", "case-4", *url).stdout.split()
     assert "op-search-4" in one and "memory_system.search_vector_store" in one
 

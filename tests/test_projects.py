@@ -50,6 +50,7 @@ def keyed(neo4j: Neo4jHandle, workdir: Path) -> Iterator[ServiceHandle]:
                 f"{handle.url}/traces",
                 json=demo_batch(project),
                 headers={"Authorization": f"Bearer {ADMIN_KEY}"},
+                timeout=60,
             )
             assert stored.status_code == 200, stored.text
         yield handle
@@ -57,17 +58,21 @@ def keyed(neo4j: Neo4jHandle, workdir: Path) -> Iterator[ServiceHandle]:
 
 def test_a_project_key_sees_only_its_projects(keyed: ServiceHandle) -> None:
     def names(key: str) -> set[str]:
-        response = httpx.get(f"{keyed.url}/projects", headers={"Authorization": f"Bearer {key}"})
+        response = httpx.get(
+            f"{keyed.url}/projects", headers={"Authorization": f"Bearer {key}"}, timeout=60
+        )
         assert response.status_code == 200, response.text
         return set(by_name(response.json()))
 
     assert names(A_KEY) == {A}
     assert {A, B} <= names(ADMIN_KEY)
-    assert httpx.get(f"{keyed.url}/projects").status_code == 401
+    assert httpx.get(f"{keyed.url}/projects", timeout=60).status_code == 401
 
 
 def test_cli_projects_and_a_mistyped_project(service: ServiceHandle, project: str) -> None:
-    assert httpx.post(f"{service.url}/traces", json=demo_batch(project)).status_code == 200
+    assert (
+        httpx.post(f"{service.url}/traces", json=demo_batch(project), timeout=60).status_code == 200
+    )
     listed = memtrace("projects", "--url", service.url)
     assert listed.returncode == 0, listed.stderr
     row = next(line for line in listed.stdout.splitlines() if project in line)

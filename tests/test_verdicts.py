@@ -48,7 +48,7 @@ def test_verdict_errors(client: httpx.Client, project: str) -> None:
 
 
 def test_sdk_keeps_the_answer_and_records_the_verdict_later(
-    service: ServiceHandle, project: str
+    service: ServiceHandle, client: httpx.Client, project: str
 ) -> None:
     tracer = Tracer(MemTraceClient(service.url, project=project), system="toy")
 
@@ -60,17 +60,17 @@ def test_sdk_keeps_the_answer_and_records_the_verdict_later(
     # The answer unit's id is known only to the tracer: case() takes the last answer it made.
     case = tracer.case("Where do I live?", "Lisbon")
     assert tracer.flush()
-    stored = httpx.get(f"{service.url}/cases/{quote(case, safe='')}", params={"project": project})
+    stored = client.get(f"/cases/{quote(case, safe='')}", params={"project": project})
     assert stored.status_code == 200, stored.text
     assert stored.json()["answer_unit"] is not None
     assert stored.json()["verdict"] == "unknown"
 
     case.verdict("failed", note="thumbs down")  # later: the user's feedback
     tracer.verdict(case, "failed", note="thumbs down")  # the same, by id: idempotent
-    after = httpx.get(f"{service.url}/cases/{quote(case, safe='')}", params={"project": project})
+    after = client.get(f"/cases/{quote(case, safe='')}", params={"project": project})
     assert after.json()["verdict"] == "failed"
-    subgraph = httpx.get(
-        f"{service.url}/cases/{quote(case, safe='')}/subgraph", params={"project": project}
+    subgraph = client.get(
+        f"/cases/{quote(case, safe='')}/subgraph", params={"project": project}
     ).json()
     assert any((n.get("name") or "").endswith("answer") for n in subgraph["nodes"])
     tracer.close()
