@@ -83,5 +83,5 @@ def show(console: Console, table: Table) -> None:
     if fits(table, console.width):
         console.print(table)
         return
-    for line in records(table, console.width):
+    for line in [*records(table, console.width), ""]:  # a blank line before what follows
         console.print(line, markup=False, highlight=False, soft_wrap=True)
