@@ -201,8 +201,6 @@ def attribute(
         if case_id is not None:
             results = _attribute_one(client, project, case_id, judge, refresh)
         else:
-            if resume is None:
-                require_project(client, project)
             results = _attribution_job(client, project, resume, judge, refresh)
     if as_json:
         console.print_json(json.dumps(results))
@@ -250,6 +248,8 @@ def _attribution_job(
     except KeyboardInterrupt:
         err.print(f"stopped job {job['id']}; what it stored is kept. Go on with: {hint}")
         raise typer.Exit(130) from None
+    if job["total"] == 0 and job_id is None:  # nothing failed, or no such project: say which
+        require_project(client, project)
     err.print(f"job {job['id']} {job['status']}: {progress_line(job)}", highlight=False)
     for failure in job["failures"]:
         err.print(f"  {failure['case_id']}: {failure['message']}", highlight=False)

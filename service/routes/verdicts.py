@@ -16,7 +16,7 @@ router = APIRouter(tags=["cases"])
 
 
 @router.post(
-    "/cases/{case_id:id}/verdict", response_model=CaseView, responses=responses(404, 422, 503)
+    "/cases/{case_id:id}/verdict", response_model=CaseView, responses=responses(400, 404, 422, 503)
 )
 async def post_verdict(
     case_id: str, verdict: VerdictIn, session: SessionDep, project: ProjectDep
