@@ -47,8 +47,8 @@ def attribute_cases(
 
 
 def attribution_table(results: list[dict[str, Any]]) -> Table:
-    """Attribution results as a table for the terminal."""
-    table = Table("case", "status", "error type", "operation", "conf.", "reason")
+    """Attribution results as a table: the blamed operation by id, name and kind."""
+    table = Table("case", "status", "error type", "operation", "name (kind)", "conf.", "reason")
     for r in results:
         op = r.get("operation") or {}
         table.add_row(
@@ -56,6 +56,7 @@ def attribution_table(results: list[dict[str, Any]]) -> Table:
             r["status"],
             r.get("error_type") or "-",
             op.get("id", "-"),
+            f"{op['name']} ({op['kind']})" if op else "-",
             f"{r['confidence']:.2f}",
             r["reason"],
         )

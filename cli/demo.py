@@ -11,17 +11,17 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 import httpx
 from memtrace_client import MemTraceClientError
 from rich.console import Console
-from rich.tree import Tree
 
 from cli.attribution import attribute_cases, attribution_table
 from cli.batch_files import read_batches
+from cli.cases import subgraph_tree
 from cli.http import ServiceRequestError, batch_client, checked, service_client
+from cli.tables import show
 from service.neo4j_local import LocalNeo4j, Neo4jLaunchError
 from service.processes import NotReady, spawn, wait_ready
 from service.settings import get_settings
@@ -69,38 +69,6 @@ def stop_background_service(console: Console) -> None:
     except (FileNotFoundError, ValueError, ProcessLookupError):
         console.print("service not running")
     pid_file.unlink(missing_ok=True)
-
-
-def subgraph_tree(subgraph: dict[str, Any]) -> Tree:
-    """The ancestors of the answer drawn from the answer backwards: unit <- operation <- inputs."""
-    nodes = {(n["type"], n["id"]): n for n in subgraph["nodes"]}
-    produced_by: dict[str, list[str]] = {}
-    consumes: dict[str, list[tuple[int, str]]] = {}
-    for e in subgraph["edges"]:
-        if e["type"] == "PRODUCES":
-            produced_by.setdefault(e["unit"], []).append(e["operation"])
-        else:
-            consumes.setdefault(e["operation"], []).append((e["position"], e["unit"]))
-
-    def unit_label(uid: str) -> str:
-        n = nodes.get(("unit", uid), {})
-        text = (n.get("content") or "").replace("\n", " / ")
-        return f"[cyan]{n.get('kind', '?')}[/cyan] {uid}: {text[:70]}"
-
-    def grow(branch: Tree, uid: str, seen: set[str]) -> None:
-        for op_id in produced_by.get(uid, []):
-            op = nodes[("operation", op_id)]
-            op_branch = branch.add(f"[magenta]{op['kind']}[/magenta] {op['name']} ({op_id})")
-            if op_id in seen:
-                op_branch.add("[dim](shown above)[/dim]")
-                continue
-            seen.add(op_id)
-            for _, child in sorted(consumes.get(op_id, [])):
-                grow(op_branch.add(unit_label(child)), child, seen)
-
-    root = Tree(unit_label(subgraph["answer_unit"]))
-    grow(root, subgraph["answer_unit"], set())
-    return root
 
 
 def run_demo(trace: Path, console: Console) -> int:
@@ -152,7 +120,7 @@ def run_demo(trace: Path, console: Console) -> int:
             except ServiceRequestError as e:
                 console.print(f"[red]{e}[/red]")
                 return 1
-            console.print(attribution_table(results))
+            show(console, attribution_table(results))
     console.print(
         f"\nExplore the API at {settings.url}/docs; stop everything with "
         "`make stop` (or `memtrace stop`)."

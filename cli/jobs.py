@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
 from cli.http import checked
 
@@ -79,4 +80,43 @@ def job_results(client: httpx.Client, project: str, job_id: str) -> list[dict[st
             return results
 
 
-__all__ = ["follow_job", "job_results", "progress_line", "resume_job", "start_job"]
+def list_jobs(client: httpx.Client, project: str, limit: int) -> list[dict[str, Any]]:
+    """The project's newest attribution jobs (at most ``limit``, up to 100)."""
+    params: dict[str, str | int] = {"project": project, "limit": limit}
+    jobs: list[dict[str, Any]] = checked(client.get("/attribution-jobs", params=params))
+    return jobs
+
+
+def jobs_table(jobs: list[dict[str, Any]], project: str) -> Table:
+    table = Table(
+        "job",
+        "status",
+        "judge",
+        "done",
+        "attributed",
+        "skipped",
+        "failed",
+        "started",
+        title=f"attribution jobs of {project!r}, newest first",
+    )
+    for job in jobs:
+        table.add_row(
+            job["id"],
+            job["status"],
+            job["judge"],
+            f"{job['done']}/{job['total']}",
+            *(str(job[k]) for k in ("attributed", "skipped", "failed")),
+            job["created_at"][:19].replace("T", " "),
+        )
+    return table
+
+
+__all__ = [
+    "follow_job",
+    "job_results",
+    "jobs_table",
+    "list_jobs",
+    "progress_line",
+    "resume_job",
+    "start_job",
+]

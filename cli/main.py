@@ -1,5 +1,5 @@
-"""The ``memtrace`` command line: serve, neo4j start|stop|status, ingest, import-graph, attribute,
-report, audit, demo, stop.
+"""The ``memtrace`` command line: serve, neo4j start|stop|status, ingest, import-graph, projects,
+cases, show, attribute, report, audit, jobs, demo, stop.
 
 Commands talk to the service over HTTP through ``cli.http``; every failure ends there too (one
 line on stderr, a non-zero exit code)."""
@@ -30,6 +30,7 @@ from cli import ingest_state
 from cli.attribution import attribute_cases, attribution_table
 from cli.audits import audits_table, list_audits, parse_params, rows_table, run_audit
 from cli.batch_files import BatchFileError, count_operations, is_jsonl, read_batches
+from cli.cases import cases_table, fetch_case, list_cases, print_case
 from cli.http import (
     CommandError,
     ServiceRequestError,
@@ -40,8 +41,18 @@ from cli.http import (
     service_url,
 )
 from cli.ingest_file import send_jsonl
-from cli.jobs import follow_job, job_results, progress_line, resume_job, start_job
+from cli.jobs import (
+    follow_job,
+    job_results,
+    jobs_table,
+    list_jobs,
+    progress_line,
+    resume_job,
+    start_job,
+)
+from cli.projects import list_projects, projects_table, require_project
 from cli.reports import fetch_report, report_json, report_tables
+from cli.tables import show
 from ingest.execution_graph import iter_graph_files, load_execution_graph
 from service.neo4j_local import LocalNeo4j, Neo4jLaunchError
 from service.settings import get_settings
@@ -248,13 +259,25 @@ def attribute(
         service_client(url) as client,
     ):
         if case_id is not None:
-            results = attribute_cases(client, project, case_id, judge, refresh)
+            results = _attribute_one(client, project, case_id, judge, refresh)
         else:
             results = _attribution_job(client, project, resume, judge, refresh)
     if as_json:
         console.print_json(json.dumps(results))
     else:
-        console.print(attribution_table(results))
+        show(console, attribution_table(results))
+
+
+def _attribute_one(
+    client: httpx.Client, project: str, case_id: str, judge: str, refresh: bool
+) -> list[dict[str, Any]]:
+    """Attribute one case; a 404 for a project that does not exist says so."""
+    try:
+        return attribute_cases(client, project, case_id, judge, refresh)
+    except ServiceRequestError as e:
+        if e.usage:
+            require_project(client, project)
+        raise
 
 
 @contextmanager
@@ -285,6 +308,8 @@ def _attribution_job(
     except KeyboardInterrupt:
         err.print(f"stopped job {job['id']}; what it stored is kept. Go on with: {hint}")
         raise typer.Exit(130) from None
+    if job["total"] == 0 and job_id is None:  # nothing failed, or no such project: say which
+        require_project(client, project)
     err.print(f"job {job['id']} {job['status']}: {progress_line(job)}", highlight=False)
     for failure in job["failures"]:
         err.print(f"  {failure['case_id']}: {failure['message']}", highlight=False)
@@ -324,7 +349,7 @@ def report(
         console.print_json(report_json(result))
     else:
         for table in report_tables(result):
-            console.print(table)
+            show(console, table)
     if html is not None:
         err.print(f"wrote {html}")
 
@@ -359,7 +384,84 @@ def audit(
     if as_json:
         console.print_json(json.dumps(audits if listing else page))
     else:
-        console.print(audits_table(audits) if listing else rows_table(page))
+        show(console, audits_table(audits) if listing else rows_table(page))
+
+
+@app.command()
+def projects(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    url: Annotated[str | None, typer.Option(help="Service URL.")] = None,
+) -> None:
+    """List the projects (those the API key may see) with their counts and last activity."""
+    with failures_end_in_one_line(err, url), service_client(url) as client:
+        found = list_projects(client)
+    if as_json:
+        console.print_json(json.dumps(found))
+    else:
+        show(console, projects_table(found))
+
+
+@app.command()
+def cases(
+    project: Annotated[str, typer.Option(help="Project of the cases.")] = "default",
+    verdict: Annotated[
+        str | None, typer.Option(help="Only cases with this verdict: failed, passed, unknown.")
+    ] = None,
+    q: Annotated[str | None, typer.Option("--q", help="Only questions containing this.")] = None,
+    since: Annotated[
+        str | None, typer.Option(help="Only cases answered at/after (ISO; no zone: UTC).")
+    ] = None,
+    system: Annotated[str | None, typer.Option(help="Only cases of this system.")] = None,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many cases.")] = 1000,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    url: Annotated[str | None, typer.Option(help="Service URL.")] = None,
+) -> None:
+    """List the project's cases: question, verdict, when, system, session, attribution."""
+    filters = {"verdict": verdict, "q": q, "since": since, "system": system}
+    with failures_end_in_one_line(err, url), service_client(url) as client:
+        found = list_cases(client, project, filters, limit)
+    if as_json:
+        console.print_json(json.dumps(found))
+    elif not found:
+        console.print(f"no cases in {project!r} match these filters", highlight=False)
+    else:
+        show(console, cases_table(found, project))
+
+
+@app.command()
+def jobs(
+    project: Annotated[str, typer.Option(help="Project of the jobs.")] = "default",
+    limit: Annotated[int, typer.Option(min=1, max=100, help="At most this many.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    url: Annotated[str | None, typer.Option(help="Service URL.")] = None,
+) -> None:
+    """List the project's attribution jobs, newest first (resume one with
+    memtrace attribute --resume JOB)."""
+    with failures_end_in_one_line(err, url), service_client(url) as client:
+        found = list_jobs(client, project, limit)
+        if not found:
+            require_project(client, project)
+    if as_json:
+        console.print_json(json.dumps(found))
+    else:
+        show(console, jobs_table(found, project))
+
+
+@app.command("show")
+def show_case(
+    case_id: Annotated[str, typer.Argument(help="The case to show.")],
+    project: Annotated[str, typer.Option(help="Project of the case.")] = "default",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    url: Annotated[str | None, typer.Option(help="Service URL.")] = None,
+) -> None:
+    """Show a case, its attribution if it has one, and the tree of operations and units its
+    answer depends on."""
+    with failures_end_in_one_line(err, url), service_client(url) as client:
+        shown = fetch_case(client, project, case_id)
+    if as_json:
+        console.print_json(json.dumps(shown))
+    else:
+        print_case(console, shown)
 
 
 @app.command("import-graph")

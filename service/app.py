@@ -27,8 +27,10 @@ from service.routes import (
     health,
     imports,
     otlp,
+    projects,
     reports,
     traces,
+    verdicts,
 )
 from service.routes.errors import AUTH, responses
 from service.settings import Settings, get_settings
@@ -80,6 +82,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         otlp,
         imports,
         cases,
+        verdicts,
+        projects,
         attribution,
         attribution_jobs,
         reports,

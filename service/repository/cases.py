@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from neo4j import AsyncManagedTransaction, AsyncSession
@@ -116,6 +117,8 @@ async def list_cases(
     text: str | None,
     skip: int,
     limit: int,
+    system: str | None = None,
+    since: datetime | None = None,
 ) -> list[dict[str, Any]]:
     """A page of the project's cases in id order (``cases/list_cases`` says what each holds)."""
 
@@ -125,6 +128,8 @@ async def list_cases(
             project=project,
             verdict=verdict,
             text=text.lower() if text else None,
+            system=system,
+            since=since,
             skip=skip,
             limit=limit,
         )

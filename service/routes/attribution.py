@@ -36,6 +36,19 @@ async def post_attribute(
     )
 
 
+@router.get(
+    "/cases/{case_id:id}/attribution",
+    response_model=AttributionResult,
+    responses=responses(404, 503),
+)
+async def get_case_attribution(
+    case_id: str, session: SessionDep, project: ProjectDep
+) -> AttributionResult:
+    """The case's stored attribution, without making one (``POST /attribute/{case_id}`` does);
+    404 when the case has none yet."""
+    return await attribution.stored_attribution(session, project, case_id)
+
+
 @router.get("/attributions", response_model=list[AttributionResult], responses=responses(503))
 async def get_attributions(
     session: SessionDep,

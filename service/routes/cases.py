@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
@@ -16,7 +17,7 @@ from service.services import cases
 router = APIRouter(prefix="/cases", tags=["cases"])
 
 
-@router.get("", response_model=list[CaseSummary], responses=responses(503))
+@router.get("", response_model=list[CaseSummary], responses=responses(422, 503))
 async def list_cases(
     session: SessionDep,
     project: ProjectDep,
@@ -25,13 +26,20 @@ async def list_cases(
         str | None,
         Query(max_length=200, description="Only cases whose question contains this (any case)."),
     ] = None,
+    system: Annotated[
+        str | None, Query(description="Only cases answered by this system (its operation's).")
+    ] = None,
+    since: Annotated[
+        datetime | None, Query(description="Only cases answered at or after this (no zone: UTC).")
+    ] = None,
     skip: Skip = 0,
     limit: Annotated[int, limit_query(10_000)] = 1000,
 ) -> list[CaseSummary]:
     """The project's cases in id order (``verdict=failed`` for failures, ``q`` to search the
-    questions), each with its question, expected and given answer, when, by which system and
-    in which session it was answered, and its stored attribution's status and error type."""
-    return await cases.list_cases(session, project, verdict, q, skip, limit)
+    questions, ``system`` and ``since`` for who answered and when), each with its question,
+    expected and given answer, when, by which system and in which session it was answered,
+    and its stored attribution's status and error type."""
+    return await cases.list_cases(session, project, verdict, q, skip, limit, system, since)
 
 
 @router.get("/{case_id:id}", response_model=CaseView, responses=responses(404, 503))

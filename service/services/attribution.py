@@ -16,7 +16,7 @@ from service.attribution.judges.heuristic import HeuristicJudge
 from service.attribution.scope import Scope
 from service.attribution.search import EndpointEmbedder
 from service.attribution.walk import CaseFacts
-from service.errors import CaseNotFound, InvalidInput
+from service.errors import CaseNotFound, InvalidInput, NotFound
 from service.models.attribution import AttributeRequest, AttributionResult
 from service.models.cases import CaseView
 from service.repository import attribution_scope, attributions
@@ -182,6 +182,19 @@ async def attribute_case(
         await close_judge(judge)
     await attributions.save(session, project, result)
     return result
+
+
+async def stored_attribution(
+    session: AsyncSession, project: str, case_id: str
+) -> AttributionResult:
+    """The case's stored attribution; ``NotFound`` when there is none (or no such case)."""
+    stored = await attributions.get(session, project, case_id)
+    if stored is None:
+        raise NotFound(
+            f"no stored attribution of case {case_id!r} in project {project!r} "
+            "(POST /attribute/{case_id} makes one)"
+        )
+    return stored
 
 
 async def list_attributions(

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from neo4j import AsyncSession
 
 from service.errors import CaseNotFound, InvalidInput
 from service.models.cases import CaseSummary, CaseView, Subgraph
 from service.repository import cases
+from service.services.times import in_utc
 
 
 async def get_case(session: AsyncSession, project: str, case_id: str) -> CaseView:
@@ -40,6 +43,11 @@ async def list_cases(
     text: str | None,
     skip: int,
     limit: int,
+    system: str | None = None,
+    since: datetime | None = None,
 ) -> list[CaseSummary]:
-    rows = await cases.list_cases(session, project, verdict, text, skip, limit)
+    """A page of the project's cases matching every filter given (``since`` with no zone: UTC)."""
+    rows = await cases.list_cases(
+        session, project, verdict, text, skip, limit, system, in_utc(since, "since")
+    )
     return [CaseSummary(**row) for row in rows]

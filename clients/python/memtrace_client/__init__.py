@@ -7,14 +7,21 @@ Mem0 and shows a plain RAG memory built on the tracer.
 
 from memtrace_client.client import MemTraceClient
 from memtrace_client.delivery import Delivery, DeliveryStats, FlushResult, Rejection
-from memtrace_client.errors import MemTraceClientError, RejectedBatch, ServiceUnavailable
+from memtrace_client.errors import (
+    MemTraceClientError,
+    RejectedBatch,
+    RejectedRequest,
+    ServiceUnavailable,
+)
 from memtrace_client.models import CaseIn, IngestResult, OperationIn, TraceBatch, UnitIn
 from memtrace_client.retry import Backoff
 from memtrace_client.tracer import Operation, Tracer
+from memtrace_client.verdicts import CaseRef
 
 __all__ = [
     "Backoff",
     "CaseIn",
+    "CaseRef",
     "Delivery",
     "DeliveryStats",
     "FlushResult",
@@ -24,6 +31,7 @@ __all__ = [
     "Operation",
     "OperationIn",
     "RejectedBatch",
+    "RejectedRequest",
     "Rejection",
     "ServiceUnavailable",
     "TraceBatch",

@@ -11,11 +11,12 @@ import asyncio
 import time
 from types import TracebackType
 from typing import Any, Self
+from urllib.parse import quote
 
 import httpx
 
-from memtrace_client.errors import RejectedBatch, ServiceUnavailable
-from memtrace_client.models import IngestResult, TraceBatch
+from memtrace_client.errors import RejectedBatch, RejectedRequest, ServiceUnavailable
+from memtrace_client.models import IngestResult, TraceBatch, VerdictIn
 from memtrace_client.retry import (
     Backoff,
     is_retryable_status,
@@ -113,6 +114,32 @@ class MemTraceClient:
                 await asyncio.sleep(self.backoff.delay(attempt, hint))
         raise ServiceUnavailable(f"gave up after {self.attempts} attempts: {last}")
 
+    def send_verdict(self, case_id: str, verdict: VerdictIn) -> dict[str, Any]:
+        """POST a verdict on a stored case (``/cases/{case_id}/verdict``); the case as stored.
+
+        Retries like ``send``. Raises ``RejectedRequest`` when refused (404: no such case in
+        the project; 422: a bad verdict) and ``ServiceUnavailable`` when every attempt failed.
+        Sending the same verdict again is harmless."""
+        path = f"/cases/{quote(case_id, safe='')}/verdict"
+        body = verdict.model_dump(mode="json", exclude_none=True)
+        last = ""
+        for attempt in range(self.attempts):
+            hint = None
+            try:
+                response = self._client().post(path, params={"project": self.project}, json=body)
+            except httpx.TransportError as e:
+                last = type(e).__name__
+            else:
+                if response.status_code == 200:
+                    case: dict[str, Any] = response.json()
+                    return case
+                if not is_retryable_status(response.status_code):
+                    raise RejectedRequest(response.status_code, _error_body(response))
+                hint, last = retry_after_seconds(response), f"HTTP {response.status_code}"
+            if attempt + 1 < self.attempts:
+                time.sleep(self.backoff.delay(attempt, hint))
+        raise ServiceUnavailable(f"gave up after {self.attempts} attempts: {last}")
+
     # -- connections -----------------------------------------------------------------------------
 
     def _client(self) -> httpx.Client:
@@ -180,8 +207,11 @@ def _settle(response: httpx.Response) -> tuple[IngestResult | None, float | None
         return IngestResult.model_validate(response.json()), None
     if is_retryable_status(response.status_code):
         return None, retry_after_seconds(response)
+    raise RejectedBatch(response.status_code, _error_body(response))
+
+
+def _error_body(response: httpx.Response) -> Any:
     try:
-        body: Any = response.json()
+        return response.json()
     except ValueError:
-        body = {"message": response.text[:500]}
-    raise RejectedBatch(response.status_code, body)
+        return {"message": response.text[:500]}

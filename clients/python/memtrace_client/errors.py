@@ -9,18 +9,20 @@ class MemTraceClientError(Exception):
     """Root of the client's errors."""
 
 
-class RejectedBatch(MemTraceClientError):
-    """The service refused a batch for what it contains (a 4xx other than 429).
-
-    Sending the same batch again cannot succeed. ``status`` is the HTTP status and ``body`` the
-    service's JSON error (``error``, ``message``, ``details`` with the location of each problem).
-    """
+class RejectedRequest(MemTraceClientError):
+    """The service refused a request for what it says (a 4xx other than 429): sending it again
+    cannot succeed. ``status`` is the HTTP status and ``body`` the service's JSON error
+    (``error``, ``message``, ``details`` with the location of each problem)."""
 
     def __init__(self, status: int, body: Any) -> None:
         message = body.get("message") if isinstance(body, dict) else None
         super().__init__(f"HTTP {status}: {message or 'rejected'}")
         self.status = status
         self.body = body
+
+
+class RejectedBatch(RejectedRequest):
+    """The service refused a batch for what it contains (a 4xx other than 429)."""
 
 
 class ServiceUnavailable(MemTraceClientError):

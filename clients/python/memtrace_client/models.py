@@ -160,6 +160,17 @@ class CaseIn(_Strict):
     attributes: Attributes = Field(default_factory=dict)
 
 
+class VerdictIn(_Strict):
+    """A verdict given after the answer (``POST /cases/{case_id}/verdict``), the way a score
+    is sent to a trace later: from user feedback or an evaluation that ran afterwards.
+    ``expected_answer`` replaces the case's when given; ``note`` is kept in the case's
+    attributes as ``verdict_note``. Sending the same verdict again changes nothing."""
+
+    verdict: Verdict
+    expected_answer: str | None = Field(None, max_length=100_000)
+    note: str | None = Field(None, max_length=10_000)
+
+
 class TraceBatch(_Strict):
     """What one ``POST /traces`` carries. All of it is written in one transaction, or none."""
 

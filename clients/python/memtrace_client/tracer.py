@@ -26,7 +26,16 @@ from typing import Any, ParamSpec, TypeVar
 
 from memtrace_client.client import MemTraceClient
 from memtrace_client.delivery import Delivery, FlushResult
-from memtrace_client.models import CaseIn, OperationIn, OperationKind, UnitIn, UnitKind, Verdict
+from memtrace_client.models import (
+    CaseIn,
+    OperationIn,
+    OperationKind,
+    UnitIn,
+    UnitKind,
+    Verdict,
+    VerdictIn,
+)
+from memtrace_client.verdicts import CaseRef
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -53,6 +62,11 @@ class _Ids:
 
     def __call__(self, kind: str) -> str:
         return f"{kind}-{self._prefix}-{next(self._counter)}"
+
+
+LAST_ANSWER = "<the last answer>"
+"""``Tracer.case``'s default answer: the last answer unit the tracer recorded in this thread or
+task (a ``@traced`` response's returned text becomes one), whose id only the tracer knows."""
 
 
 def _unit_id(unit: UnitLike) -> str:
@@ -141,6 +155,11 @@ class Tracer:
         }
         self.delivery = Delivery(client, spool_dir=spool_dir, **delivery_options)
         self._new_id = _Ids()
+        self._last_answer: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+            f"memtrace_last_answer_{id(self)}", default=None
+        )
+        self.unit_listeners: list[Callable[[UnitIn], None]] = []
+        """Called with every unit recorded (masked), e.g. by adapters that find lineage by text."""
 
     # -- units -----------------------------------------------------------------------------------
 
@@ -166,6 +185,10 @@ class Tracer:
             attributes=attributes,
         )
         self.delivery.put("units", unit.model_dump(mode="json", exclude_defaults=True))
+        if kind == "answer":
+            self._last_answer.set(unit.id)
+        for listener in self.unit_listeners:
+            listener(unit)
         return unit
 
     def message(self, content: str, *, role: str | None = None, **kw: Any) -> UnitIn:
@@ -324,15 +347,21 @@ class Tracer:
         self,
         question: str,
         expected_answer: str,
-        answer_unit: UnitLike | None,
+        answer_unit: UnitLike | None = LAST_ANSWER,
         verdict: Verdict = "unknown",
         *,
         id: str | None = None,
         evidence_units: Iterable[UnitLike] = (),
         **attributes: Any,
-    ) -> str:
-        """Record a question, the answer the system gave (its unit) and whether it was right.
-        A ``failed`` case is what ``POST /attribute/{case_id}`` explains. Returns the case id."""
+    ) -> CaseRef:
+        """Record a question, the answer the system gave (its unit; by default the last answer
+        this tracer recorded in this thread or task) and whether it was right. A ``failed``
+        case is what ``POST /attribute/{case_id}`` explains. Returns the case id, with
+        ``.verdict(...)`` to record the verdict later (``verdict``)."""
+        if answer_unit is LAST_ANSWER:  # the default itself, not a unit id equal to it
+            answer_unit = self._last_answer.get()
+            if answer_unit is None:
+                raise ValueError("no answer recorded in this thread or task: pass answer_unit")
         case = CaseIn(
             id=id or self._new_id("case"),
             question=self.mask(question),
@@ -343,7 +372,28 @@ class Tracer:
             attributes=attributes,
         )
         self.delivery.put("cases", case.model_dump(mode="json", exclude_defaults=True))
-        return case.id
+        return CaseRef(case.id, self)
+
+    def verdict(
+        self,
+        case_id: str,
+        verdict: Verdict,
+        *,
+        expected_answer: str | None = None,
+        note: str | None = None,
+    ) -> dict[str, Any]:
+        """Record later whether a case's answer was right (user feedback, an evaluation run
+        afterwards), by the case's id alone; the case as stored. Unlike recording, this waits:
+        what was recorded before is flushed first (the case must be stored before its verdict
+        can be), and a refusal raises ``RejectedRequest`` (404: no such case) here, where it
+        can be handled. The same verdict sent again changes nothing."""
+        model = VerdictIn(
+            verdict=verdict,
+            expected_answer=None if expected_answer is None else self.mask(expected_answer),
+            note=None if note is None else self.mask(note),
+        )
+        self.flush()
+        return self.client.send_verdict(case_id, model)
 
     # -- lifecycle -------------------------------------------------------------------------------
 

@@ -1,0 +1,21 @@
+// What each project holds: one row per (project, what) with a count and the newest time, for
+// GET /projects. "what" is operations, units (defined ones, not bare references), cases or
+// failed_cases. Each part reads the (project, ...) indexes of its label; no row for a project
+// that holds none of that label.
+// $params: projects (list of string or null: only these projects; null: every project)
+MATCH (o:Operation)
+WHERE o.project IS NOT NULL AND ($projects IS NULL OR o.project IN $projects)
+RETURN o.project AS project, 'operations' AS what, count(o) AS n, max(o.ts) AS newest
+UNION ALL
+MATCH (u:Unit)
+WHERE u.project IS NOT NULL AND ($projects IS NULL OR u.project IN $projects) AND u.defined
+RETURN u.project AS project, 'units' AS what, count(u) AS n, max(u.ts) AS newest
+UNION ALL
+MATCH (c:Case)
+WHERE c.project IS NOT NULL AND ($projects IS NULL OR c.project IN $projects)
+RETURN c.project AS project, 'cases' AS what, count(c) AS n, null AS newest
+UNION ALL
+MATCH (c:Case)
+WHERE c.project IS NOT NULL AND ($projects IS NULL OR c.project IN $projects)
+  AND c.verdict = 'failed'
+RETURN c.project AS project, 'failed_cases' AS what, count(c) AS n, null AS newest

@@ -1,0 +1,20 @@
+"""Response model of ``GET /projects``."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+
+class ProjectSummary(BaseModel):
+    """One project as a person picking it needs to see it."""
+
+    project: str
+    operations: int = 0
+    units: int = Field(0, description="Units the project defines (not bare references).")
+    cases: int = 0
+    failed_cases: int = 0
+    last_activity: datetime | None = Field(
+        None, description="The time of its newest operation or unit, when they carry one."
+    )
