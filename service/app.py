@@ -28,6 +28,7 @@ from service.routes import (
     health,
     imports,
     otlp,
+    prompts,
     reports,
     traces,
 )
@@ -87,6 +88,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         attribution,
         attribution_jobs,
         reports,
+        prompts,
         audits,
         ui,
         cypher,

@@ -86,6 +86,12 @@ async def write_batch(session: AsyncSession, rows: BatchRows) -> IngestResult:
     raise AssertionError("unreachable")
 
 
+async def write_in(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestResult:
+    """``write_batch``'s work inside a caller's transaction, for a caller that writes more in it
+    (``Conflict`` when an id names something different; the caller checked ``rows.conflicts``)."""
+    return await _write_batch(tx, rows)
+
+
 async def _write_batch(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestResult:
     p = rows.project
     unit_ids = sorted(rows.unit_refs | rows.units.keys())

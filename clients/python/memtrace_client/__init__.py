@@ -7,8 +7,14 @@ Mem0 and shows a plain RAG memory built on the tracer.
 
 from memtrace_client.client import MemTraceClient
 from memtrace_client.delivery import Delivery, DeliveryStats, FlushResult, Rejection
-from memtrace_client.errors import MemTraceClientError, RejectedBatch, ServiceUnavailable
+from memtrace_client.errors import (
+    MemTraceClientError,
+    RejectedBatch,
+    RequestFailed,
+    ServiceUnavailable,
+)
 from memtrace_client.models import CaseIn, IngestResult, OperationIn, TraceBatch, UnitIn
+from memtrace_client.prompts import Prompt
 from memtrace_client.retry import Backoff
 from memtrace_client.tracer import Operation, Tracer
 
@@ -23,8 +29,10 @@ __all__ = [
     "MemTraceClientError",
     "Operation",
     "OperationIn",
+    "Prompt",
     "RejectedBatch",
     "Rejection",
+    "RequestFailed",
     "ServiceUnavailable",
     "TraceBatch",
     "Tracer",
