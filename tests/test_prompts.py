@@ -357,3 +357,18 @@ def test_a_prompt_name_must_be_path_safe() -> None:
     from memtrace_client.prompts import placeholders
 
     assert placeholders('{x} and {{ y }} and {"facts": []} and {x}') == ["{x}", "{{ y }}"]
+
+
+def test_mem0_prompt_config_names_the_entries_of_each_pipeline() -> None:
+    from memtrace_client.adapters.mem0 import mem0_prompt_config
+
+    newest = Prompt("fact-extraction", "Extract {x}", version="fact-extraction@2")
+    assert mem0_prompt_config("1.0.11", extraction=newest, update=("memory-update", "U")) == {
+        "custom_fact_extraction_prompt": "Extract {x}",
+        "custom_update_memory_prompt": "U",
+    }
+    assert mem0_prompt_config("2.2.1", extraction="Keep dates.") == {
+        "custom_instructions": "Keep dates."
+    }
+    with pytest.raises(ValueError, match="no memory-update prompt"):
+        mem0_prompt_config("2.2.1", update="U")
