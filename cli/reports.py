@@ -78,6 +78,14 @@ def report_tables(report: Report) -> list[Table]:
         for p in report.top_prompts:
             prompts.add_row(p.prompt, ", ".join(p.operation_names), str(p.count), _pct(p.share))
         tables.append(prompts)
+    if report.prompt_versions:
+        versions = Table(
+            "version", "operations", "failures", "failure rate", title="prompt versions"
+        )
+        for v in report.prompt_versions:
+            rate = "-" if v.failure_rate is None else _pct(v.failure_rate)
+            versions.add_row(v.label, str(v.operations), str(v.failures), rate)
+        tables.append(versions)
     trend = Table(report.filters.bucket, "error type", "cases", title="error types over time")
     for point in report.trend:
         trend.add_row(point.period.isoformat(), point.error_type, str(point.count))

@@ -164,6 +164,32 @@ def _prompts(report: Report) -> str:
     )
 
 
+def _prompt_versions(report: Report) -> str:
+    if not report.prompt_versions:
+        return ""
+    rows: list[Sequence[object]] = [
+        [
+            v.label,
+            v.operations,
+            v.failures,
+            "-" if v.failure_rate is None else _pct(v.failure_rate),
+            ", ".join(f"{t} {n}" for t, n in v.failures_by_error_type.items()) or "-",
+        ]
+        for v in report.prompt_versions
+    ]
+    return (
+        "<h2>Prompt versions</h2>"
+        '<p class="note">Failures blamed on operations that ran with each version (whole '
+        "project); consecutive versions of a prompt read as before and after.</p>"
+        + _table(
+            ["version", "operations", "failures", "failure rate", "by error type"],
+            rows[:MAX_TABLE_ROWS],
+            {1, 2, 3},
+        )
+        + _cut(rows, "prompt versions")
+    )
+
+
 def _over_time(report: Report) -> str:
     types = [row.error_type for row in report.by_error_type]
     per: dict[date, Counter[str]] = defaultdict(Counter)
@@ -228,6 +254,7 @@ def render_report(report: Report) -> str:
         _per_system(report),
         _operations(report),
         _prompts(report),
+        _prompt_versions(report),
         _over_time(report),
         _breakdown(report),
         _cost(report),

@@ -189,6 +189,24 @@ def test_optimisation_stores_the_next_version_with_its_lineage_and_the_next_roun
         tracer.client.prompt("nothing-here")
     assert refused.value.status == 404
 
+    # The report shows each version's failure rate, before (v1) and after (v2).
+    report = http.get("/report", params={"project": project}).json()
+    rates = {v["label"]: v for v in report["prompt_versions"]}
+    assert (rates["fact-extraction@1"]["failures"], rates["fact-extraction@1"]["failure_rate"]) == (
+        3,
+        1.0,
+    )
+    assert (rates["fact-extraction@2"]["operations"], rates["fact-extraction@2"]["failures"]) == (
+        1,
+        0,
+    )
+    page = http.get("/report.html", params={"project": project}).text
+    assert "Prompt versions" in page and "fact-extraction@2" in page
+    # The case view names the version the blamed operation ran with.
+    case_page = http.get(f"/ui/cases/{cases[0]}", params={"project": project}).text
+    assert '"prompt_versions":{' in case_page.replace(" ", "")
+    assert "fact-extraction@1" in case_page and 'id="blamed-prompt"' in case_page
+
 
 @pytest.mark.parametrize(
     ("edit", "why"),

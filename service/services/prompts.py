@@ -99,3 +99,18 @@ async def get_prompt(session: AsyncSession, project: str, name: str) -> PromptDe
             for i, r in enumerate(versions, 1)
         ],
     )
+
+
+async def labels(session: AsyncSession, project: str) -> dict[str, str]:
+    """``name@n`` of every prompt version of the project, by version id."""
+    rows = await repo.versions(session, project, None, with_text=False)
+    return {
+        r.id: f"{name}@{i}"
+        for name, versions in _ordered(rows).items()
+        for i, r in enumerate(versions, 1)
+    }
+
+
+async def version_rates(session: AsyncSession, project: str) -> list[PromptVersionSummary]:
+    """Every version of every prompt, in name order then version order (the report's table)."""
+    return [v for prompt in await list_prompts(session, project) for v in prompt.versions]

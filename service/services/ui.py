@@ -15,6 +15,7 @@ from service.attribution.models import AttributionResult
 from service.errors import CaseNotFound
 from service.repository import attributions
 from service.repository import cases as case_store
+from service.services.prompts import labels
 
 LIST_LIMIT = 1000
 """Most cases the list page shows, and most stored attributions it joins them with."""
@@ -26,6 +27,9 @@ class CasePage(BaseModel):
     case: CaseView
     subgraph: Subgraph | None
     attribution: AttributionResult | None
+    prompt_versions: dict[str, str] = {}
+    """``name@n`` of the prompt versions in the subgraph, by unit id: the page shows which
+    version the blamed operation ran with (its CONSUMES edge to a prompt unit)."""
 
 
 class CaseRow(BaseModel):
@@ -58,7 +62,14 @@ async def case_page(session: AsyncSession, project: str, case_id: str, node_limi
     if case is None:
         raise CaseNotFound(f"no case {case_id!r} in project {project!r}")
     stored = await attributions.get(session, project, case_id)
-    return CasePage(case=case, subgraph=subgraph, attribution=stored)
+    shown = {n.id for n in subgraph.nodes if n.kind == "prompt"} if subgraph else set()
+    versions = await labels(session, project) if shown else {}
+    return CasePage(
+        case=case,
+        subgraph=subgraph,
+        attribution=stored,
+        prompt_versions={uid: label for uid, label in versions.items() if uid in shown},
+    )
 
 
 async def case_list(session: AsyncSession, project: str, verdict: str | None) -> CaseList:
