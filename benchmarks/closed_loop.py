@@ -64,11 +64,13 @@ def _run_split(
     files = {p.stem: p for p in conversation_files(data_dir)}
     tracer = Tracer(MemTraceClient(service_url, project=project), system="sim-memory")
     asked = correct = calls = 0
+    case_ids: list[str] = []
     for name in names:
         run = run_conversation(
             read_conversation(files[name]), prompts, tracer, model, model_name, sessions, tag
         )
         asked, correct, calls = asked + run.asked, correct + run.correct, calls + run.llm_calls
+        case_ids += run.case_ids
     if not tracer.flush(300):
         raise RuntimeError("the trace was not delivered")
     tracer.close()
@@ -77,19 +79,24 @@ def _run_split(
         "correct": correct,
         "accuracy": round(correct / asked, 4) if asked else 0.0,
         "memory_llm_calls": calls,
+        "case_ids": case_ids,
     }
 
 
-def _attribute(http: httpx.Client, project: str) -> Counter[str]:
-    """Attribute the project's failed cases that have no attribution yet (heuristic judge, one
-    request per case: deterministic, and no job heartbeat to lose on a loaded machine); the
-    error types of all its attributed failures."""
-    failed = http.get(
-        "/cases", params={"project": project, "verdict": "failed", "limit": 10_000}
-    ).json()
+def _attribute(http: httpx.Client, project: str, case_ids: list[str]) -> Counter[str]:
+    """Attribute this run's failed cases (heuristic judge, one request per case: deterministic,
+    and no job heartbeat to lose on a loaded machine); the error types found."""
+    failed = {
+        c["id"]
+        for c in http.get(
+            "/cases", params={"project": project, "verdict": "failed", "limit": 10_000}
+        ).json()
+    }
     types: Counter[str] = Counter()
-    for case in failed:
-        result = http.post(f"/attribute/{case['id']}", params={"project": project}).json()
+    for case_id in case_ids:
+        if case_id not in failed:
+            continue
+        result = http.post(f"/attribute/{case_id}", params={"project": project}).json()
         if result.get("status") == "attributed":
             types[result["error_type"]] += 1
     return types
@@ -170,6 +177,8 @@ def run_loop(
                 data_dir,
                 f"r{round_no}-",
             )
+            held.pop("case_ids")
+            run_cases = opt.pop("case_ids")
             row: dict[str, Any] = {
                 "round": round_no,
                 "versions": {n: p.version or f"{n}@1" for n, p in prompts.items()},
@@ -177,7 +186,8 @@ def run_loop(
                 "held_out_split": held,
             }
             if round_no < rounds:
-                row["error_types"] = dict(sorted(_attribute(http, project).items()))
+                found = _attribute(http, project, run_cases)
+                row["error_types"] = dict(sorted(found.items()))
                 row["optimizations"] = _optimise(http, project, budget)
             results.append(row)
             if round_no < rounds and not any("to" in o for o in row["optimizations"]):
@@ -274,6 +284,11 @@ def main(argv: list[str] | None = None) -> None:
         )
         seconds = round(time.perf_counter() - started, 1)
     print_table(figures["summary"])
+    last = figures["rounds"][-1]
+    if last.get("optimizations") and not any("to" in o for o in last["optimizations"]):
+        print(f"round {last['round'] + 1}: no new version (every proposal refused), stopped:")
+        for o in last["optimizations"]:
+            print(f"  {o['name']}: {o['refused']}")
     path = save(
         "closed_loop",
         {

@@ -136,7 +136,7 @@ def aggregate(user: str) -> str:
 def edit(user: str) -> str:
     head, template = user.split("\nCurrent template:\n", 1)
     rules = [line[2:] for line in head.splitlines() if line.startswith("- ")]
-    new = [r for r in rules if r not in template]
+    new = [r for r in dict.fromkeys(rules) if r not in template]
     if not new:
         return template
     joiner = "\n" if "\nRules:" in template else "\nRules:\n"
