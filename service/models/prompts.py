@@ -6,6 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from graph_schema.models import Timestamp
 from service.attribution.models import ErrorType
 
 
@@ -69,8 +70,8 @@ class OptimizeRequest(BaseModel):
 
     error_types: list[ErrorType] | None = Field(None, min_length=1)
     system: str | None = Field(None, max_length=128)
-    since: datetime | None = None
-    until: datetime | None = None
+    since: Timestamp | None = Field(None, description="No zone: UTC.")
+    until: Timestamp | None = Field(None, description="No zone: UTC.")
     max_cases: int = Field(16, ge=1, le=500)
     batch_size: int = Field(8, ge=1, le=64, description="Feedback items aggregated per call.")
     max_llm_calls: int = Field(30, ge=3, le=1000)
