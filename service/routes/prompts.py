@@ -44,7 +44,7 @@ async def get_prompt(name: str, session: SessionDep, project: ProjectDep) -> Pro
     "/{name}/optimize",
     response_model=OptimizeResult,
     responses={
-        **responses(404, 422, 502, 503),
+        **responses(400, 404, 422, 502, 503),
         200: {"content": {NDJSON: {}}, "description": "The result (JSON), or progress lines"},
     },
 )
