@@ -27,6 +27,7 @@ from rich.progress import (
 )
 
 from cli import ingest_state
+from cli import prompts as prompt_commands
 from cli.attribution import attribute_cases, attribution_table
 from cli.audits import audits_table, list_audits, parse_params, rows_table, run_audit
 from cli.batch_files import BatchFileError, count_operations, is_jsonl, read_batches
@@ -526,6 +527,9 @@ def stop() -> None:
 
     stop_background_service(console)
     neo4j_stop()
+
+
+prompt_commands.register(app)
 
 
 def main() -> None:

@@ -50,6 +50,8 @@ def report_tables(report: Report) -> list[Table]:
     shown = [tables.per_system(report), tables.by_error_type(report), tables.operations(report)]
     if report.top_prompts:
         shown.append(tables.prompts(report))
+    if report.prompt_versions:
+        shown.append(tables.prompt_versions(report))
     shown += [tables.over_time(report), tables.cost(report)]
     return [totals, *(_terminal(t) for t in shown)]
 

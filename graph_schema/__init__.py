@@ -15,6 +15,7 @@ Relationships:
     (:Unit)-[:PRODUCED_BY]->(:Operation)             the reverse of PRODUCES, kept by the writer
     (:Case)-[:ANSWERED_BY]->(:Unit)                  the answer the case judged
     (:Case)-[:EVIDENCE {position}]->(:Unit)          units known to carry the needed information
+    (:Operation)-[:USED]->(:Attribution)             failures an optimization used (prompts.py)
 
 ``PRODUCED_BY`` exists only so that "every ancestor of a unit" is one single-direction
 variable-length pattern, ``(u)-[:PRODUCED_BY|CONSUMES*0..]->(x)``, which Neo4j runs as a

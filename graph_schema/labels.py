@@ -19,6 +19,7 @@ EDGE_TYPES = {
     "ATTRIBUTED": "(:Case)-[:ATTRIBUTED]->(:Attribution): the case's stored attribution",
     "BLAMES": "(:Attribution)-[:BLAMES]->(:Operation): the operation it blames",
     "COVERS": "(:AttributionJob)-[:COVERS {state}]->(:Case): a case the job attributes",
+    "USED": "(:Operation)-[:USED]->(:Attribution): an optimization learnt from this attribution",
 }
 
 CONSTRAINTS = frozenset(
@@ -31,6 +32,9 @@ INDEXES = frozenset(
     {
         "operation_kind",
         "operation_session",
+        "operation_time",
+        "unit_defined",
+        "unit_kind_id",
         "unit_kind",
         "unit_memory_id",
         "case_verdict",

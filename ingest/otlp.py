@@ -172,7 +172,8 @@ class _Mapper:
         )
         if op.kind is None and not is_llm:
             op.kind = "response" if op.has_case else "other"
-        op.inputs += [self._add(u.message_unit(m), span) for m in u.input_messages(attrs)]
+        prompt = u.prompt_name(span.name, attrs)
+        op.inputs += [self._add(u.message_unit(m, prompt), span) for m in u.input_messages(attrs)]
         for i, m in enumerate(u.output_messages(attrs)):
             answer = u.unit(f"{op.id}/answer/{i}", "answer", m.text, {"role": m.role})
             op.answers.append(self._add(answer, span))

@@ -4,8 +4,11 @@ Units are immutable (the server answers 409 when an id comes back with other con
 is either tied to one span (``<operation id>/<role>/<n>``: a query, a retrieved context, an
 answer; a span is sent once) or derived from everything the unit holds:
 
-- a message a model read: ``message:<hash of kind, content, role>`` (``prompt:...`` for system
-  instructions), so the same turn read by several LLM calls is one source message;
+- a message a model read: ``message:<hash of kind, content, role>``, so the same turn read by
+  several LLM calls is one source message;
+- system instructions (``gen_ai.system_instructions``, a system or developer message): a prompt
+  version, ``prompt:<name>@<hash of text>`` (``memtrace_client.prompts``), named by the span's
+  ``memtrace.prompt.name`` attribute, else ``<span name>.system`` made path-safe;
 - a memory record version: ``memory:<store>:<record>@<hash of content>``, with
   ``attributes.memory_id = "<store>:<record>"`` shared by every version of the record (that is
   how the attribution follows an entry through updates);
@@ -27,10 +30,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from graph_schema.prompts import Prompt
 from ingest.ids import bounded_id
 
 Unit = dict[str, Any]
 PROMPT_ROLES = frozenset({"system", "developer"})
+PROMPT_NAME_ATTRIBUTE = "memtrace.prompt.name"
 
 
 def canonical(value: Any) -> str:
@@ -76,11 +81,27 @@ class Message:
     text: str
 
 
-def message_unit(message: Message) -> Unit:
-    """A message a model read, shared by every span that read the same one."""
-    kind = "prompt" if message.role in PROMPT_ROLES else "message"
+def prompt_name(span_name: str, attributes: dict[str, Any]) -> str:
+    """The prompt name system instructions are a version of (see the module docstring)."""
+    given = attributes.get(PROMPT_NAME_ATTRIBUTE)
+    name = given if isinstance(given, str) and given else f"{span_name or 'span'}.system"
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", name)[:128]
+
+
+def message_unit(message: Message, prompt: str) -> Unit:
+    """A message a model read, shared by every span that read the same one; system
+    instructions are a version of the prompt named ``prompt``."""
+    if message.role in PROMPT_ROLES:
+        version = Prompt(prompt, message.text).unit().model_dump(mode="json")
+        version["attributes"]["role"] = message.role
+        return unit(version["id"], "prompt", message.text, version["attributes"])
     attributes = {"role": message.role}
-    return unit(f"{kind}:{digest(kind, message.text, attributes)}", kind, message.text, attributes)
+    return unit(
+        f"message:{digest('message', message.text, attributes)}",
+        "message",
+        message.text,
+        attributes,
+    )
 
 
 def input_messages(attributes: dict[str, Any]) -> list[Message]:

@@ -20,6 +20,7 @@ MemTraceError
 │   ├── CaseNotFound
 │   └── AuditNotFound
 ├── Conflict               409  an id already names something different
+├── UpstreamFailed         502  the LLM endpoint refused or failed (prompt optimisation)
 └── RetryableError
     └── StoreUnavailable   503  Neo4j did not answer; retry after a while
 """
@@ -113,6 +114,14 @@ class Conflict(MemTraceError):
 
     status_code = 409
     code = "conflict"
+
+
+class UpstreamFailed(MemTraceError):
+    """The configured LLM endpoint refused a request (wrong key, model or URL) or answered
+    something unusable; retrying the same request cannot help until its settings change."""
+
+    status_code = 502
+    code = "llm_failed"
 
 
 class RetryableError(MemTraceError):

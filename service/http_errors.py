@@ -27,9 +27,14 @@ log = logging.getLogger(__name__)
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
 
 
+def error_body(code: str, message: str, details: Details | None) -> dict[str, object]:
+    """The error contract's body, also for an error sent inside a stream (an NDJSON line of
+    ``POST /prompts/{name}/optimize?stream=true`` after its 200 has gone out)."""
+    return {"error": code, "message": message, "details": jsonable_encoder(details)}
+
+
 def _body(status: int, code: str, message: str, details: Details | None) -> JSONResponse:
-    body = {"error": code, "message": message, "details": jsonable_encoder(details)}
-    return JSONResponse(body, status_code=status)
+    return JSONResponse(error_body(code, message, details), status_code=status)
 
 
 def _answer(

@@ -124,6 +124,17 @@ def _prompts(report: Report) -> str:
     return "<h2>Most blamed prompts</h2>" + _rendered(tables.prompts(report))
 
 
+def _prompt_versions(report: Report) -> str:
+    if not report.prompt_versions:
+        return ""
+    return (
+        "<h2>Prompt versions</h2>"
+        '<p class="note">Failures blamed on operations that ran with each version (whole '
+        "project); consecutive versions of a prompt read as before and after.</p>"
+        + _rendered(tables.prompt_versions(report))
+    )
+
+
 def _over_time(report: Report) -> str:
     return (
         f"<h2>Error types per {_e(report.filters.bucket)}</h2>"
@@ -162,6 +173,7 @@ def render_report(report: Report) -> str:
         _per_system(report),
         _operations(report),
         _prompts(report),
+        _prompt_versions(report),
         _over_time(report),
         _breakdown(report),
         _cost(report),

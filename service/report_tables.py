@@ -93,6 +93,22 @@ def prompts(report: Report) -> ReportTable:
     return ReportTable("most blamed prompts", headers, rows, frozenset({2, 3}), "prompts")
 
 
+def prompt_versions(report: Report) -> ReportTable:
+    """Failures blamed on operations that ran with each prompt version (whole project)."""
+    rows: list[Sequence[object]] = [
+        [
+            v.label,
+            v.operations,
+            v.failures,
+            "-" if v.failure_rate is None else share(v.failure_rate),
+            ", ".join(f"{t} {n}" for t, n in v.failures_by_error_type.items()) or "-",
+        ]
+        for v in report.prompt_versions
+    ]
+    headers = ["version", "operations", "failures", "failure rate", "by error type"]
+    return ReportTable("prompt versions", headers, rows, frozenset({1, 2, 3}), "prompt versions")
+
+
 def over_time(report: Report) -> ReportTable:
     """Error types per period (one row per period with any), oldest first."""
     types = _types(report)

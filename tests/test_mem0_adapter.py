@@ -29,6 +29,7 @@ CONVERSATION = [
     {"role": "assistant", "content": "Porto is lovely. Does she like it there?"},
     {"role": "user", "content": "She does. Also, I started learning the cello in 2021."},
 ]
+ANSWER_PROMPT = "Answer {question} from these memories only: {memories}"
 # What Mem0's extraction call "finds": the cello fact is dropped, an ExtractionError.
 EXTRACTED = ["User's sister Ana moved to Porto last spring"]
 
@@ -79,7 +80,9 @@ def test_mem0_traced_end_to_end_and_attributed(
     question2 = "Where did Ana move?"
     found2 = memory.search(question2, filters={"user_id": "alex"}, top_k=3)
     assert "Porto" in json.dumps(found2["results"])
-    wrong2 = memory.answer(found2, lambda context: "Ana moved to Lisbon.")
+    wrong2 = memory.answer(
+        found2, lambda context: "Ana moved to Lisbon.", prompt=("answer", ANSWER_PROMPT)
+    )
     response_case = memory.judge(question2, "Porto", wrong2)
     assert memory.tracer.flush(60)
 
@@ -94,8 +97,10 @@ def test_mem0_traced_end_to_end_and_attributed(
         by_name.setdefault(r["name"], []).append(r)
     assert sorted(by_name) == ["answer", "mem0.add_memory", "mem0.extract_facts", "mem0.search"]
     extract = by_name["mem0.extract_facts"][0]
-    assert (extract["kind"], extract["ins"], extract["outs"]) == ("extraction", 3, 1)
+    # Three messages and the version of Mem0's extraction prompt it ran with.
+    assert (extract["kind"], extract["ins"], extract["outs"]) == ("extraction", 4, 1)
     attrs = json.loads(extract["attrs"])
+    assert attrs["prompt"].startswith("prompt:fact-extraction@")
     assert attrs["pipeline"] == "add-only" and attrs["mem0_version"].startswith("2.")
     add = by_name["mem0.add_memory"][0]
     assert (add["kind"], add["ins"], add["outs"]) == ("update", 1, 1)
@@ -111,6 +116,18 @@ def test_mem0_traced_end_to_end_and_attributed(
     searches = by_name["mem0.search"]
     assert len(searches) == 2 and all(s["kind"] == "retrieval" for s in searches)
 
+    prompts = {
+        r["name"]: r["text"]
+        for r in neo4j_driver.execute_query(
+            "MATCH (o:Operation {project: $p})-[:CONSUMES]->(u:Unit {kind: 'prompt'}) "
+            "RETURN DISTINCT o.name AS name, u.content AS text",
+            p=project,
+        ).records
+    }
+    assert prompts["answer"] == ANSWER_PROMPT
+    from mem0.configs.prompts import ADDITIVE_EXTRACTION_PROMPT  # Mem0 2.x's own
+
+    assert prompts["mem0.extract_facts"] == ADDITIVE_EXTRACTION_PROMPT
     first = client.post(f"/attribute/{extraction_case}", params={"project": project}).json()
     assert first["status"] == "attributed", first
     assert first["error_type"] == "ExtractionError"
@@ -226,6 +243,25 @@ def test_mem0_classic_pipeline_traced_and_deletion_attributed(
         (r["old"], r["kind"]) for r in deleted
     }
 
+    # Every change the decision call made ran with Mem0's memory-update prompt (its default).
+    decided = neo4j_driver.execute_query(
+        "MATCH (o:Operation {project: $p})-[:CONSUMES]->(u:Unit {kind: 'prompt'}) "
+        "RETURN o.name AS name, u.id AS id, u.content AS text",
+        p=project,
+    ).records
+    update_versions = {r["id"] for r in decided if r["name"] != "mem0.extract_facts"}
+    assert len(update_versions) == 1 and next(iter(update_versions)).startswith(
+        "prompt:memory-update@"
+    )
+    assert {r["name"] for r in decided} == {
+        "mem0.extract_facts",
+        "mem0.add_memory",
+        "mem0.delete_memory",
+        "mem0.update_memory",
+    }
+    assert all(
+        "smart memory manager" in r["text"] for r in decided if r["name"] != "mem0.extract_facts"
+    )
     result = client.post(f"/attribute/{out['case']}", params={"project": project}).json()
     assert result["status"] == "attributed", result
     assert (result["error_type"], result["operation"]["name"]) == (

@@ -91,6 +91,19 @@ class BlamedPromptCount(BaseModel):
     operation_names: list[str]
 
 
+class PromptVersionRate(BaseModel):
+    """A prompt version and the failures blamed on the operations that ran with it (the whole
+    project: the report's filters do not apply), so consecutive versions read as before/after."""
+
+    name: str
+    label: str
+    id: str
+    operations: int
+    failures: int
+    failures_by_error_type: dict[str, int]
+    failure_rate: float | None
+
+
 class CostTotals(BaseModel):
     """What the stored attributions spent, summed, and the mean per attribution."""
 
@@ -127,5 +140,8 @@ class Report(BaseModel):
     by_system: list[SystemCount]
     top_operations: list[BlamedOperationCount]
     top_prompts: list[BlamedPromptCount]
+    prompt_versions: list[PromptVersionRate] = Field(
+        default_factory=list, description="Every prompt version, by name then version."
+    )
     cost: CostTotals
     trend: list[TrendRow] = Field(description="Per period and error type; zero rows left out.")

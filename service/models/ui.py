@@ -14,6 +14,9 @@ class CasePage(BaseModel):
     case: CaseView
     subgraph: Subgraph | None
     attribution: AttributionResult | None
+    prompt_versions: dict[str, str] = {}
+    """``name@n`` of the prompt versions in the subgraph, by unit id: the page shows which
+    version the blamed operation ran with (its CONSUMES edge to a prompt unit)."""
 
 
 class CaseRow(BaseModel):

@@ -102,6 +102,13 @@ async def write_batch(session: AsyncSession, rows: BatchRows) -> IngestResult:
     raise AssertionError("unreachable")
 
 
+async def write_in(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestResult:
+    """``write_batch``'s work inside a caller's transaction, for a caller that writes more in it.
+    Always the lookup path: an optimistic ``CREATE`` that hit a constraint would abort the
+    caller's whole transaction. ``Conflict`` when an id names something different."""
+    return await _write_looked_up(tx, rows)
+
+
 async def _create_all(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestResult:
     """The optimistic path: every id the batch defines is new, or a ``ConstraintError`` says not."""
     p = rows.project

@@ -20,6 +20,7 @@ def responses(*codes: int) -> dict[int | str, dict[str, Any]]:
         413: "Batch over the size limit",
         415: "Content-Type or Content-Encoding not supported",
         422: "Invalid input; details lists every bad item with its location",
+        502: "The LLM endpoint refused or failed the request",
         503: "Neo4j unreachable; retry after Retry-After seconds",
     }
     return {code: {"model": ErrorBody, "description": described[code]} for code in codes}

@@ -23,6 +23,7 @@ from service.models.reports import (
     CostTotals,
     ErrorBreakdownRow,
     ErrorTypeCount,
+    PromptVersionRate,
     Report,
     ReportFilters,
     ReportTotals,
@@ -31,6 +32,7 @@ from service.models.reports import (
 )
 from service.repository import reports
 from service.repository.reports import CaseRow
+from service.services.prompts import version_rates
 from service.services.times import in_utc
 
 ERROR_TYPES: tuple[str, ...] = get_args(ErrorType)
@@ -198,7 +200,11 @@ async def build_report(session: AsyncSession, project: str, filters: ReportFilte
     """The error report of ``project``; an empty project gives a report of zeros."""
     filters = check_filters(filters)
     rows = await reports.case_rows(session, project, filters.system, filters.since, filters.until)
-    return summarise(project, filters, rows)
+    versions = [
+        PromptVersionRate(name=v.label.rsplit("@", 1)[0], **v.model_dump())
+        for v in await version_rates(session, project)
+    ]
+    return summarise(project, filters, rows).model_copy(update={"prompt_versions": versions})
 
 
 async def build_report_html(session: AsyncSession, project: str, filters: ReportFilters) -> str:

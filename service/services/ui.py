@@ -13,6 +13,7 @@ from service.errors import CaseNotFound
 from service.models.ui import CaseList, CasePage, CaseRow
 from service.repository import attributions
 from service.repository import cases as case_store
+from service.services.prompts import labels
 
 LIST_LIMIT = 1000
 """Most cases the list page shows, and most stored attributions it joins them with."""
@@ -30,7 +31,14 @@ async def case_page(session: AsyncSession, project: str, case_id: str, node_limi
     if case is None:
         raise CaseNotFound(f"no case {case_id!r} in project {project!r}")
     stored = await attributions.get(session, project, case_id)
-    return CasePage(case=case, subgraph=subgraph, attribution=stored)
+    shown = {n.id for n in subgraph.nodes if n.kind == "prompt"} if subgraph else set()
+    versions = await labels(session, project) if shown else {}
+    return CasePage(
+        case=case,
+        subgraph=subgraph,
+        attribution=stored,
+        prompt_versions={uid: label for uid, label in versions.items() if uid in shown},
+    )
 
 
 async def case_list(session: AsyncSession, project: str, verdict: str | None) -> CaseList:

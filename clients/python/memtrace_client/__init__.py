@@ -11,9 +11,11 @@ from memtrace_client.errors import (
     MemTraceClientError,
     RejectedBatch,
     RejectedRequest,
+    RequestFailed,
     ServiceUnavailable,
 )
 from memtrace_client.models import CaseIn, IngestResult, OperationIn, TraceBatch, UnitIn
+from memtrace_client.prompts import Prompt
 from memtrace_client.retry import Backoff
 from memtrace_client.tracer import Operation, Tracer
 from memtrace_client.verdicts import CaseRef
@@ -30,9 +32,11 @@ __all__ = [
     "MemTraceClientError",
     "Operation",
     "OperationIn",
+    "Prompt",
     "RejectedBatch",
     "RejectedRequest",
     "Rejection",
+    "RequestFailed",
     "ServiceUnavailable",
     "TraceBatch",
     "Tracer",

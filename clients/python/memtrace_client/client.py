@@ -15,8 +15,9 @@ from urllib.parse import quote
 
 import httpx
 
-from memtrace_client.errors import RejectedBatch, RejectedRequest, ServiceUnavailable
+from memtrace_client.errors import RejectedBatch, RejectedRequest, RequestFailed, ServiceUnavailable
 from memtrace_client.models import IngestResult, TraceBatch, VerdictIn
+from memtrace_client.prompts import Prompt, check_name
 from memtrace_client.retry import (
     Backoff,
     is_retryable_status,
@@ -139,6 +140,24 @@ class MemTraceClient:
             if attempt + 1 < self.attempts:
                 time.sleep(self.backoff.delay(attempt, hint))
         raise ServiceUnavailable(f"gave up after {self.attempts} attempts: {last}")
+
+    # -- prompts ---------------------------------------------------------------------------------
+
+    def prompt(self, name: str) -> Prompt:
+        """The newest version of prompt ``name`` in this project (``GET /prompts/{name}``), to
+        run the next round with: pass it as ``prompt=`` to the Tracer so the operations consume
+        that very version. Raises ``RequestFailed`` (404 when the project has no such prompt)."""
+        response = self._client().get(
+            f"/prompts/{check_name(name)}", params={"project": self.project}
+        )
+        if response.status_code != 200:
+            try:
+                body: Any = response.json()
+            except ValueError:
+                body = {"message": response.text[:500]}
+            raise RequestFailed(response.status_code, body)
+        latest = response.json()["versions"][-1]
+        return Prompt(name, latest["text"], version=latest["label"])
 
     # -- connections -----------------------------------------------------------------------------
 

@@ -27,3 +27,14 @@ class RejectedBatch(RejectedRequest):
 
 class ServiceUnavailable(MemTraceClientError):
     """The service did not accept the batch through every retry (down, overloaded, 5xx)."""
+
+
+class RequestFailed(MemTraceClientError):
+    """The service answered a read (``MemTraceClient.prompt``) with an error: ``status`` and the
+    service's JSON error in ``body``, as for ``RejectedBatch``."""
+
+    def __init__(self, status: int, body: Any) -> None:
+        message = body.get("message") if isinstance(body, dict) else None
+        super().__init__(f"HTTP {status}: {message or 'failed'}")
+        self.status = status
+        self.body = body

@@ -39,6 +39,7 @@ OperationKind = Literal[
     "retrieval",
     "response",
     "evaluation",
+    "optimization",
     "other",
 ]
 Verdict = Literal["failed", "passed", "unknown"]

@@ -35,6 +35,7 @@ from memtrace_client.models import (
     Verdict,
     VerdictIn,
 )
+from memtrace_client.prompts import PromptLike, as_prompt
 from memtrace_client.verdicts import CaseRef
 
 P = ParamSpec("P")
@@ -160,6 +161,7 @@ class Tracer:
         )
         self.unit_listeners: list[Callable[[UnitIn], None]] = []
         """Called with every unit recorded (masked), e.g. by adapters that find lineage by text."""
+        self._prompts_sent: set[str] = set()
 
     # -- units -----------------------------------------------------------------------------------
 
@@ -220,6 +222,24 @@ class Tracer:
     def prompt(self, content: str, **kw: Any) -> UnitIn:
         return self.unit("prompt", content, **kw)
 
+    def prompt_version(self, prompt: PromptLike) -> UnitIn:
+        """The unit of a prompt template version (``memtrace_client.prompts``), queued once per
+        tracer. Not masked: a template is the pipeline's text, not a user's, and its id is the
+        hash of exactly that text."""
+        unit = as_prompt(prompt).unit()
+        if unit.id not in self._prompts_sent:
+            self._prompts_sent.add(unit.id)
+            self.delivery.put("units", unit.model_dump(mode="json", exclude_defaults=True))
+        return unit
+
+    def _with_prompt(self, op: Operation, prompt: PromptLike | None) -> None:
+        """An operation that ran with a template consumes its version (its first input) and
+        names it in ``attributes.prompt``, which reports group failures by."""
+        if prompt is not None:
+            unit = self.prompt_version(prompt)
+            op.inputs.insert(0, unit.id)
+            op.set(prompt=unit.id)
+
     # -- operations ------------------------------------------------------------------------------
 
     @contextmanager
@@ -232,12 +252,15 @@ class Tracer:
         id: str | None = None,
         system: str | None = None,
         session_id: str | None = None,
+        prompt: PromptLike | None = None,
         **attributes: Any,
     ) -> Iterator[Operation]:
-        """Record one operation around a block; ``op.output(...)`` what it produces."""
+        """Record one operation around a block; ``op.output(...)`` what it produces.
+        ``prompt`` is the template it runs with (a ``Prompt`` or ``(name, text)``)."""
         op = Operation(name, kind, id=id or self._new_id("op"), ts=_now())
         op.input(*inputs)
         op.set(**attributes)
+        self._with_prompt(op, prompt)
         token = _current.set(op)
         started = time.perf_counter()
         try:
@@ -261,6 +284,7 @@ class Tracer:
         ts: datetime | None = None,
         system: str | None = None,
         session_id: str | None = None,
+        prompt: PromptLike | None = None,
         **attributes: Any,
     ) -> str:
         """Record an operation that already happened (adapters reading a system's own log)."""
@@ -268,6 +292,7 @@ class Tracer:
         op.input(*inputs)
         op.output(*outputs)
         op.set(**attributes)
+        self._with_prompt(op, prompt)
         self._record(op, system, session_id)
         return op.id
 
@@ -286,7 +311,12 @@ class Tracer:
         self.delivery.put("operations", model.model_dump(mode="json", exclude_defaults=True))
 
     def traced(
-        self, name: str | None = None, *, kind: OperationKind, **attributes: Any
+        self,
+        name: str | None = None,
+        *,
+        kind: OperationKind,
+        prompt: PromptLike | None = None,
+        **attributes: Any,
     ) -> Callable[[Callable[P, R]], Callable[P, R]]:
         """Decorator form of ``operation``: units among the arguments (or in lists of them) are
         the inputs, a unit returned (or a list of units) the outputs. A function that returns
@@ -306,7 +336,11 @@ class Tracer:
                 @functools.wraps(fn)
                 async def run_async(*args: P.args, **kwargs: P.kwargs) -> Any:
                     with self.operation(
-                        op_name, kind=kind, inputs=inputs_of(args, kwargs), **attributes
+                        op_name,
+                        kind=kind,
+                        inputs=inputs_of(args, kwargs),
+                        prompt=prompt,
+                        **attributes,
                     ) as op:
                         result = await fn(*args, **kwargs)
                         op.output(*self._returned_units(result, kind))
@@ -317,7 +351,7 @@ class Tracer:
             @functools.wraps(fn)
             def run(*args: P.args, **kwargs: P.kwargs) -> R:
                 with self.operation(
-                    op_name, kind=kind, inputs=inputs_of(args, kwargs), **attributes
+                    op_name, kind=kind, inputs=inputs_of(args, kwargs), prompt=prompt, **attributes
                 ) as op:
                     result = fn(*args, **kwargs)
                     op.output(*self._returned_units(result, kind))

@@ -178,6 +178,17 @@
     $("graph-note").hidden = false;
   }
 
+  // The prompt versions the blamed operation ran with: its CONSUMES edges to prompt units.
+  function promptsOf(opId) {
+    const graph = data.subgraph;
+    if (!graph) return "unknown";
+    const prompts = new Set(graph.nodes.filter((n) => n.kind === "prompt").map((n) => n.id));
+    const used = graph.edges
+      .filter((e) => e.type === "CONSUMES" && e.operation === opId && prompts.has(e.unit))
+      .map((e) => (data.prompt_versions || {})[e.unit] || e.unit);
+    return used.length ? used.join(", ") : "none recorded";
+  }
+
   function renderAttribution() {
     const a = data.attribution;
     $("no-attribution").hidden = Boolean(a);
@@ -188,6 +199,7 @@
     setText("attribution-state", a.status);
     const op = a.operation;
     setText("blamed-operation", op ? `${op.name} (${op.id}, ${op.kind})` : "none");
+    setText("blamed-prompt", op ? promptsOf(op.id) : "none");
     setText("confidence", a.confidence.toFixed(2));
     setText("reason", a.reason);
     const judge = a.judge.model ? `${a.judge.kind} (${a.judge.model})` : a.judge.kind;

@@ -24,6 +24,20 @@ later ``search`` (even in another process) name the same unit without shared sta
 
 ``answer(...)`` records the answering step (response) and ``judge(...)`` the case, so a wrong
 answer can be sent to ``POST /attribute/{case_id}``.
+
+Prompts (``memtrace_client.prompts``): each operation that ran with one of Mem0's prompt
+templates consumes that template's version, so a failure blamed on it counts against the version:
+
+- ``fact-extraction``: the system message of Mem0's extraction call (1.x: its fact-retrieval
+  prompt, or ``custom_fact_extraction_prompt``; 2.x: its additive extraction prompt), consumed by
+  ``mem0.extract_facts``; in 2.x, Mem0's ``custom_instructions`` (when set) are a second version
+  consumed beside it, ``fact-extraction-instructions``, since 2.x has no replaceable system prompt;
+- ``memory-update`` (1.x only): the template of the ADD/UPDATE/DELETE/NONE decision
+  (``custom_update_memory_prompt``, else Mem0's default), consumed by every change it decided;
+- ``answer(..., prompt=...)``: the template your answering call used.
+
+``mem0_prompt_config(...)`` gives the Mem0 config entries that run the next round with the
+newest versions (``MemTraceClient.prompt(name)``).
 """
 
 from __future__ import annotations
@@ -41,9 +55,16 @@ from typing import Any
 from memtrace_client.adapters.judging import contains_expected
 from memtrace_client.client import MemTraceClient
 from memtrace_client.models import OperationKind, UnitIn, Verdict
+from memtrace_client.prompts import Prompt, PromptLike
 from memtrace_client.tracer import Tracer
 
 SYSTEM = "mem0"
+EXTRACTION_PROMPT = "fact-extraction"
+INSTRUCTIONS_PROMPT = "fact-extraction-instructions"
+UPDATE_PROMPT = "memory-update"
+UPDATE_MARKER = "\n\nBelow is the current content of my memory"
+"""Where Mem0 1.x's decision message leaves its template and starts the memories (used only when
+the template cannot be read from Mem0's config or defaults)."""
 
 
 @dataclass
@@ -171,6 +192,30 @@ class TracedMemory:
     def _common(self) -> dict[str, Any]:
         return {"mem0_version": self.version, "pipeline": self.pipeline}
 
+    def _instructions(self) -> list[UnitIn]:
+        """2.x's ``custom_instructions`` as a prompt version of their own (see module doc)."""
+        text = getattr(self.memory, "custom_instructions", None)
+        if self.pipeline != "add-only" or not isinstance(text, str) or not text.strip():
+            return []
+        return [self.tracer.prompt_version((INSTRUCTIONS_PROMPT, text))]
+
+    def _update_prompt(self, messages: list[dict[str, Any]]) -> Prompt | None:
+        """The template of 1.x's decision call: the configured one, else Mem0's default, else
+        (neither readable) the call's message up to where Mem0 appends the memories."""
+        if self.pipeline != "classic":
+            return None
+        config = getattr(self.memory, "config", None)
+        template = getattr(config, "custom_update_memory_prompt", None)
+        if not template:
+            try:
+                from mem0.configs.prompts import DEFAULT_UPDATE_MEMORY_PROMPT  # type: ignore[import-untyped]
+
+                template = DEFAULT_UPDATE_MEMORY_PROMPT
+            except ImportError:
+                text = str(messages[-1].get("content", "")) if messages else ""
+                template = text.split(UPDATE_MARKER, 1)[0]
+        return Prompt(UPDATE_PROMPT, str(template)) if template else None
+
     # -- add -------------------------------------------------------------------------------------
 
     def add(self, messages: Any, **kwargs: Any) -> Any:
@@ -191,23 +236,27 @@ class TracedMemory:
         calls = capture.llm_calls
         facts: list[UnitIn] = []
         if calls:
-            prompt, response = calls[0]
+            messages, response = calls[0]
             texts = _extracted_texts(_json_object(response))
             facts = [self.tracer.unit("memory", t, role="extracted_fact") for t in texts]
+            instructions = self._instructions()
             self.tracer.record_operation(
                 "mem0.extract_facts",
                 kind="extraction",
-                inputs=sources,
+                inputs=[*instructions, *sources],
                 outputs=facts,
                 system=SYSTEM,
                 session_id=session_id,
-                prompt=_prompt_id(prompt),
+                prompt=(EXTRACTION_PROMPT, _system_text(messages)),
                 **self._common(),
             )
+        update_prompt = self._update_prompt(calls[1][0]) if len(calls) > 1 else None
         by_text = {f.content: f for f in facts}
         used: set[str] = set()
         for memory_id, old, new, event in capture.history:
-            self._record_change(memory_id, old, new, event, facts, by_text, used, session_id)
+            self._record_change(
+                memory_id, old, new, event, facts, by_text, used, session_id, update_prompt
+            )
         if self.pipeline == "classic" and len(calls) > 1:
             decisions = _json_object(calls[1][1]).get("memory", [])
             for decision in decisions if isinstance(decisions, list) else []:
@@ -219,7 +268,7 @@ class TracedMemory:
                         system=SYSTEM,
                         session_id=session_id,
                         event="NONE",
-                        prompt=_prompt_id(calls[1][0]),
+                        prompt=update_prompt,
                         **self._common(),
                     )
         if self.pipeline == "add-only":
@@ -245,6 +294,7 @@ class TracedMemory:
         by_text: dict[str, UnitIn],
         used: set[str],
         session_id: str | None,
+        prompt: Prompt | None,
     ) -> None:
         # In the ADD-only pipeline each fact's text is stored verbatim; in the classic one the
         # decision call rewrites texts, so every new fact is an input of every change.
@@ -274,6 +324,7 @@ class TracedMemory:
             session_id=session_id,
             event=event,
             memory_id=memory_id,
+            prompt=prompt,
             **self._common(),
         )
 
@@ -307,11 +358,13 @@ class TracedMemory:
         answer: str | Callable[[str], str],
         *,
         name: str = "answer",
+        prompt: PromptLike | None = None,
         **attributes: Any,
     ) -> UnitIn:
         """Record the answering step over a traced ``search`` result. ``answer`` is the answer
-        text, or a function from the retrieved context to it (your LLM call). Returns the
-        answer unit, for ``judge``."""
+        text, or a function from the retrieved context to it (your LLM call); ``prompt`` the
+        template that call used (``("answer", TEMPLATE)``, or ``client.prompt("answer")``).
+        Returns the answer unit, for ``judge``."""
         refs = search_result["memtrace"]
         context = "\n".join(str(r.get("memory", "")) for r in search_result.get("results", []))
         with self.tracer.operation(
@@ -319,6 +372,7 @@ class TracedMemory:
             kind="response",
             inputs=[refs["query_unit"], refs["context_unit"]],
             system=SYSTEM,
+            prompt=prompt,
             **attributes,
         ) as op:
             text = answer(context) if callable(answer) else answer
@@ -380,9 +434,39 @@ def _extracted_texts(response: dict[str, Any]) -> list[str]:
     return texts
 
 
-def _prompt_id(messages: list[dict[str, Any]]) -> str:
-    """A short name for the prompt template: the hash of the system message (the instructions),
-    so operations run with the same prompt group together in reports."""
+def _system_text(messages: list[dict[str, Any]]) -> str:
+    """The instructions of an LLM call: its system message (else its first message)."""
     system = next((str(m.get("content", "")) for m in messages if m.get("role") == "system"), "")
-    first = system or (str(messages[0].get("content", ""))[:2000] if messages else "")
-    return f"sha1:{_digest(first)}"
+    return system or (str(messages[0].get("content", "")) if messages else "")
+
+
+def mem0_prompt_config(
+    version: str | None = None,
+    *,
+    extraction: PromptLike | str | None = None,
+    update: PromptLike | str | None = None,
+) -> dict[str, str]:
+    """The entries of a Mem0 config (``Memory.from_config({... , **entries})``) that make Mem0
+    run with these templates, e.g. the newest versions ``client.prompt(name)`` returns.
+
+    Mem0 1.x (``version`` from ``mem0_version()`` by default) replaces its prompts with
+    ``custom_fact_extraction_prompt`` and ``custom_update_memory_prompt``. Mem0 2.x keeps its own
+    extraction prompt and has no update call: ``extraction`` becomes its ``custom_instructions``
+    (give it the ``fact-extraction-instructions`` prompt), and ``update`` is refused.
+    """
+
+    def text(value: PromptLike | str) -> str:
+        if isinstance(value, str):
+            return value
+        return value.text if isinstance(value, Prompt) else value[1]
+
+    classic = pipeline_of(version or mem0_version()) == "classic"
+    entries: dict[str, str] = {}
+    if extraction is not None:
+        key = "custom_fact_extraction_prompt" if classic else "custom_instructions"
+        entries[key] = text(extraction)
+    if update is not None:
+        if not classic:
+            raise ValueError("Mem0 2.x has no memory-update prompt (its pipeline only adds)")
+        entries["custom_update_memory_prompt"] = text(update)
+    return entries

@@ -1,0 +1,383 @@
+"""Optimising a prompt from the failures blamed on it (``POST /prompts/{name}/optimize``).
+
+TextGrad-style, as the MemTrace paper closes its loop: for each failed case whose stored
+attribution blames an operation that ran with the newest version, the LLM writes feedback on the
+prompt from the error type, the reason, the evidence path and the blamed operation's inputs and
+outputs; the feedback is aggregated in batches (``batch_size``, 8 as in the paper's code), and the
+LLM edits the prompt from the aggregated feedback, keeping its placeholders.
+
+The proposal is refused (``InvalidInput``, nothing stored) when it is empty, unchanged, or drops
+a placeholder. Otherwise it is stored as the next version, produced by an ``optimization``
+operation that consumes the old version and is linked to the attributions it used.
+
+Budget (``service.services.prompts_llm``): the number of cases asked about is cut so that their
+feedback calls, the aggregation calls and the edit fit in ``max_llm_calls``; each feedback or
+aggregation call also leaves enough tokens for the edit. A transient error that eats the slack
+ends the feedback phase early; the edit then works from the feedback gathered so far.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from neo4j import AsyncSession
+from openai.types.chat import ChatCompletionMessageParam
+
+from graph_schema.prompts import OPTIMIZATION_KIND, Prompt, placeholders
+from ingest.rows import batch_rows
+from service.errors import InvalidInput
+from service.models.prompts import CaseFeedback, OptimizeRequest, OptimizeResult, PromptVersion
+from service.models.traces import TraceBatch
+from service.repository import prompts as repo
+from service.services.prompts import get_prompt
+from service.services.prompts_llm import (
+    BudgetedChat,
+    BudgetSpent,
+    check_endpoint,
+    estimate_tokens,
+)
+from service.settings import Settings
+
+Progress = Callable[[dict[str, Any]], Awaitable[None]]
+
+FEEDBACK_TOKENS = 300
+AGGREGATE_TOKENS = 600
+MAX_UNIT_CHARS = 600
+SUMMARY_ALLOWANCE_CHARS = 4000
+"""What the edit's input is assumed to hold besides the prompt, when reserving tokens for it."""
+
+ERROR_TYPES = {
+    "ExtractionError": "the critical information was never captured into any memory unit",
+    "UpdateError": "a memory unit held the information but a later update removed or degraded it",
+    "DeletionError": "a memory unit holding the information was explicitly removed",
+    "RetrievalError": "the store held the information but retrieval did not return it",
+    "ResponseError": "the retrieved context held the evidence but the answer was still wrong",
+}
+
+FEEDBACK_SYSTEM = """\
+You improve a prompt template used by one step of an LLM memory system.
+A question was answered wrongly, and the failure was traced to an operation that ran with this \
+prompt. From the failure below, write feedback on the PROMPT: what in it let this failure \
+happen, and how it should change so that this kind of failure does not recur (in general, not \
+only for this case). Plain text, at most 120 words."""
+
+AGGREGATE_SYSTEM = """\
+You combine feedback on one prompt template of an LLM memory system, written from several \
+failures. Merge it into at most 6 concrete edit instructions for the prompt, most important \
+first, one per line starting with "- ". Keep what recurs; drop what concerns a single case only."""
+
+EDIT_SYSTEM = """\
+You edit a prompt template of an LLM memory system, applying edit instructions. Keep the \
+template's purpose and the output format it asks for. Keep every placeholder exactly as it is \
+written (they are listed). Answer with the complete new template only: no commentary, no code \
+fence."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What an optimisation will work on, settled before any LLM call."""
+
+    project: str
+    name: str
+    old: PromptVersion
+    cases: list[dict[str, Any]]
+    request: OptimizeRequest
+
+
+def _q(text: Any, limit: int = MAX_UNIT_CHARS) -> str:
+    text = str(text or "")
+    clipped = text if len(text) <= limit else f"{text[:limit]} [... {len(text) - limit} more]"
+    return json.dumps(clipped, ensure_ascii=False)
+
+
+async def plan(
+    session: AsyncSession, settings: Settings, project: str, name: str, request: OptimizeRequest
+) -> Plan:
+    """The newest version and the failed cases to learn from; ``NotFound`` for an unknown
+    prompt, ``InvalidInput`` when no LLM endpoint is configured, the filters are inconsistent
+    or they select no case."""
+    if request.since and request.until and request.since >= request.until:
+        raise InvalidInput(
+            "since must be before until",
+            details=[{"loc": ["body", "since"], "msg": "not before until"}],
+        )
+    detail = await get_prompt(session, project, name)
+    check_endpoint(settings)
+    latest = detail.versions[-1]
+    filters = {
+        "error_types": request.error_types,
+        "system": request.system,
+        "since": request.since,
+        "until": request.until,
+    }
+    cases = await repo.failed_cases(session, project, latest.id, filters, request.max_cases)
+    if not cases:
+        raise InvalidInput(
+            f"no failed case with a stored attribution blames an operation that ran with "
+            f"{latest.label} (within the filters): nothing to learn from; attribute the failed "
+            "cases first (POST /attribution-jobs)",
+            details=[{"loc": ["path", "name"], "msg": f"no attributed failure of {latest.label}"}],
+        )
+    return Plan(project, name, latest, cases, request)
+
+
+def _units(units: list[dict[str, Any]]) -> list[str]:
+    return [f"- [{u.get('kind')}] {_q(u.get('content'))}" for u in units] or ["- (none)"]
+
+
+def feedback_messages(plan: Plan, case: dict[str, Any]) -> list[ChatCompletionMessageParam]:
+    """The feedback request for one failed case."""
+    result = json.loads(case["result"])
+    error = result.get("error_type") or "unknown"
+    lines = [
+        f"Prompt name: {plan.name}",
+        f"Prompt template: {_q(plan.old.text, 20_000)}",
+        f"Error type: {error} ({ERROR_TYPES.get(error, 'not classified')})",
+        f"Reason: {_q(result.get('reason'))}",
+        f"Evidence path: {' -> '.join(result.get('evidence_path') or []) or '(none)'}",
+        f"Blamed operation: {case['operation_name']} (kind {case['operation_kind']})",
+        "Its inputs:",
+        *_units(case["inputs"]),
+        "Its outputs:",
+        *_units(case["outputs"]),
+        f"Question: {_q(case['question'])}",
+        f"Expected answer: {_q(case['expected_answer'])}",
+        f"Answer given: {_q(case['answer'])}",
+    ]
+    return [
+        {"role": "system", "content": FEEDBACK_SYSTEM},
+        {"role": "user", "content": "\n".join(lines)},
+    ]
+
+
+def aggregate_messages(plan: Plan, items: list[CaseFeedback]) -> list[ChatCompletionMessageParam]:
+    lines = [f"Prompt name: {plan.name}", f"Feedback ({len(items)} failures):"]
+    lines += [f"- ({f.error_type}) {_q(f.feedback, 2000)}" for f in items]
+    return [
+        {"role": "system", "content": AGGREGATE_SYSTEM},
+        {"role": "user", "content": "\n".join(lines)},
+    ]
+
+
+def edit_messages(plan: Plan, instructions: list[str]) -> list[ChatCompletionMessageParam]:
+    slots = placeholders(plan.old.text)
+    lines = [
+        f"Prompt name: {plan.name}",
+        f"Placeholders to keep: {json.dumps(slots, ensure_ascii=False) if slots else '(none)'}",
+        "Edit instructions:",
+        *instructions,
+        "Current template:",
+        plan.old.text,
+    ]
+    return [
+        {"role": "system", "content": EDIT_SYSTEM},
+        {"role": "user", "content": "\n".join(lines)},
+    ]
+
+
+def _edit_tokens(text: str) -> int:
+    """The edit's output cap: room for the template to grow by half, and some."""
+    return len(text) // 2 + 400
+
+
+def _strip_fence(text: str) -> str:
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
+        stripped = stripped.removesuffix("```").strip()
+    return stripped
+
+
+def check_proposal(old: str, new: str) -> None:
+    """Refuse an empty or unchanged proposal, or one that drops a placeholder of ``old``."""
+    loc = ["proposal", "text"]
+    if not new.strip():
+        raise InvalidInput(
+            "the LLM proposed an empty prompt: refused, nothing stored",
+            details=[{"loc": loc, "msg": "empty"}],
+        )
+    missing = [p for p in placeholders(old) if p not in new]
+    if missing:
+        raise InvalidInput(
+            f"the proposed prompt drops placeholders {', '.join(missing)}: refused, nothing stored",
+            details=[{"loc": loc, "msg": f"placeholder {p} missing"} for p in missing],
+        )
+    if new.strip() == old.strip():
+        raise InvalidInput(
+            "the LLM proposed the prompt unchanged: nothing stored",
+            details=[{"loc": loc, "msg": "unchanged"}],
+        )
+
+
+async def _nothing(_: dict[str, Any]) -> None:
+    return None
+
+
+async def run(
+    session: AsyncSession, settings: Settings, plan: Plan, progress: Progress = _nothing
+) -> OptimizeResult:
+    """Ask for feedback, aggregate it, ask for the edit, check and store it."""
+    started = time.perf_counter()
+    request = plan.request
+    chat = BudgetedChat(settings, request.max_llm_calls, request.max_tokens)
+    try:
+        edit_reserve = estimate_tokens(
+            edit_messages(plan, ["x" * SUMMARY_ALLOWANCE_CHARS])
+        ) + _edit_tokens(plan.old.text)
+        cases = _affordable(plan.cases, request.batch_size, request.max_llm_calls)
+        feedback = await _feedback(chat, plan, cases, edit_reserve, progress)
+        if not feedback:
+            raise _spent(chat, "before any feedback was written")
+        summaries = await _aggregate(chat, plan, feedback, edit_reserve, progress)
+        await progress({"stage": "edit", "done": 0, "total": 1})
+        try:
+            answer = await chat.complete(
+                edit_messages(plan, summaries), _edit_tokens(plan.old.text)
+            )
+        except BudgetSpent as e:
+            raise _spent(chat, f"before the edit ({e})") from e
+        new_text = _strip_fence(answer)
+        check_proposal(plan.old.text, new_text)
+        await progress({"stage": "edit", "done": 1, "total": 1})
+        chat.cost.seconds = round(time.perf_counter() - started, 3)
+        return await _store(session, settings, plan, new_text, feedback, summaries, chat)
+    finally:
+        await chat.aclose()
+
+
+def _affordable(cases: list[dict[str, Any]], batch: int, max_calls: int) -> list[dict[str, Any]]:
+    """The most cases whose feedback, aggregation and edit calls fit in ``max_calls``."""
+    k = len(cases)
+    while k > 1 and k + math.ceil(k / batch) + 1 > max_calls:
+        k -= 1
+    return cases[:k]
+
+
+def _spent(chat: BudgetedChat, when: str) -> InvalidInput:
+    return InvalidInput(
+        f"the optimisation budget ran out {when}: {chat.cost.llm_calls} LLM calls, "
+        f"{chat.tokens_spent} tokens; nothing stored. Raise max_llm_calls or max_tokens, or "
+        "lower max_cases",
+        details=[{"loc": ["body", "max_llm_calls"], "msg": "budget spent"}],
+    )
+
+
+async def _feedback(
+    chat: BudgetedChat,
+    plan: Plan,
+    cases: list[dict[str, Any]],
+    reserve: int,
+    progress: Progress,
+) -> list[CaseFeedback]:
+    found: list[CaseFeedback] = []
+    size = plan.request.batch_size
+    for i, case in enumerate(cases):
+        messages = feedback_messages(plan, case)
+        # After this call: one aggregation per batch so far, and the edit.
+        after = (math.ceil((len(found) + 1) / size) + 1, reserve + AGGREGATE_TOKENS)
+        try:
+            text = await chat.complete(messages, FEEDBACK_TOKENS, after)
+        except BudgetSpent:
+            break
+        error = json.loads(case["result"]).get("error_type")
+        found.append(
+            CaseFeedback(
+                case_id=case["case_id"],
+                error_type=error,
+                operation_id=case["operation_id"],
+                feedback=text.strip(),
+            )
+        )
+        await progress({"stage": "feedback", "done": i + 1, "total": len(cases)})
+    return found
+
+
+async def _aggregate(
+    chat: BudgetedChat,
+    plan: Plan,
+    feedback: list[CaseFeedback],
+    reserve: int,
+    progress: Progress,
+) -> list[str]:
+    """One summary per batch; a batch the budget leaves no call for keeps its raw feedback."""
+    size = plan.request.batch_size
+    batches = [feedback[i : i + size] for i in range(0, len(feedback), size)]
+    summaries: list[str] = []
+    for j, items in enumerate(batches):
+        messages = aggregate_messages(plan, items)
+        try:
+            text = (await chat.complete(messages, AGGREGATE_TOKENS, (1, reserve))).strip()
+        except BudgetSpent:
+            text = ""
+        summaries.append(text or "\n".join(f"- {f.feedback}" for f in items))
+        await progress({"stage": "aggregate", "done": j + 1, "total": len(batches)})
+    return summaries
+
+
+async def _store(
+    session: AsyncSession,
+    settings: Settings,
+    plan: Plan,
+    new_text: str,
+    feedback: list[CaseFeedback],
+    summaries: list[str],
+    chat: BudgetedChat,
+) -> OptimizeResult:
+    new = Prompt(plan.name, new_text)
+    case_ids = [f.case_id for f in feedback]
+    operation_id = f"optimization:{uuid.uuid4().hex}"
+    batch = TraceBatch.model_validate(
+        {
+            "project": plan.project,
+            "units": [new.unit()],
+            "operations": [
+                {
+                    "id": operation_id,
+                    "name": "prompt.optimize",
+                    "kind": OPTIMIZATION_KIND,
+                    "ts": datetime.now(UTC),
+                    "inputs": [plan.old.id],
+                    "outputs": [new.id],
+                    "attributes": {
+                        "prompt": plan.old.id,
+                        "prompt_name": plan.name,
+                        "cases": case_ids,
+                        "model": settings.llm_model,
+                        **chat.cost.model_dump(),
+                    },
+                }
+            ],
+        }
+    )
+    await repo.store_optimization(session, batch_rows(batch), operation_id, case_ids)
+    detail = await get_prompt(session, plan.project, plan.name)
+    label = next((v.label for v in detail.versions if v.id == new.id), f"{plan.name}@?")
+    diff = "".join(
+        difflib.unified_diff(
+            plan.old.text.splitlines(keepends=True),
+            new_text.splitlines(keepends=True),
+            fromfile=plan.old.label,
+            tofile=label,
+        )
+    )
+    return OptimizeResult(
+        name=plan.name,
+        old_version=plan.old.id,
+        new_version=new.id,
+        new_label=label,
+        operation_id=operation_id,
+        text=new_text,
+        diff=diff,
+        feedback_summary="\n".join(summaries),
+        feedback=feedback,
+        cases=case_ids,
+        cost=chat.cost,
+    )

@@ -1,0 +1,392 @@
+"""Prompt versions end to end: recorded by the Tracer into the running service and Neo4j, listed
+with the failures blamed on them (stored attributions), optimised against the scripted
+OpenAI-compatible server, and the next round run with the newest version."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+from memtrace_client import MemTraceClient, Prompt, RequestFailed, Tracer
+from neo4j import Driver
+
+from tests.support.cli import memtrace
+from tests.support.llm_server import ScriptedLLM, user_text
+from tests.support.servers import ServiceHandle
+
+EXTRACT_V1 = (
+    'Extract the facts about people from the conversation {conversation}. Answer {"facts": []}.'
+)
+ANSWER_V1 = "Answer the question {question} from the memories {memories}."
+ADDED_RULE = "Keep every date and time exactly as it was said."
+
+
+def run_round(tracer: Tracer, extract: Prompt | tuple[str, str], n: int, tag: str) -> list[str]:
+    """``n`` conversations through extraction (with ``extract``), retrieval and answering (with
+    the answer prompt). The extraction drops each date, so every case fails with an
+    ExtractionError blamed on the extraction. Returns the case ids."""
+
+    @tracer.traced("answer", kind="response", prompt=("answer", ANSWER_V1))
+    def answer(question: Any, context: Any) -> Any:
+        return tracer.answer("Alex adopted the dog at some point.")
+
+    cases = []
+    for i in range(n):
+        said = tracer.message(f"Alex adopted a dog named Rex{tag}{i} on 12 May 2021.", role="user")
+        with tracer.operation("extract", kind="extraction", inputs=[said], prompt=extract) as op:
+            fact = tracer.memory(f"Alex adopted a dog named Rex{tag}{i}", memory_id=f"m{tag}{i}")
+            op.output(fact)
+        question = tracer.query(f"When did Alex adopt Rex{tag}{i}?")
+        with tracer.operation("retrieve", kind="retrieval", inputs=[question, fact]) as op:
+            context = tracer.context(fact.content)
+            op.output(context)
+        given = answer(question, context)
+        cases.append(
+            tracer.case(question.content, "12 May 2021", given, "failed", evidence_units=[said])
+        )
+    assert tracer.flush(60)
+    return cases
+
+
+def attribute(client: httpx.Client, project: str, cases: list[str]) -> None:
+    for case in cases:
+        result = client.post(f"/attribute/{case}", params={"project": project}).json()
+        assert (result["error_type"], result["operation"]["name"]) == (
+            "ExtractionError",
+            "extract",
+        ), result
+
+
+def optimizer(edit: str | None = None) -> Any:
+    """The scripted LLM as the optimiser sees it: feedback that dates were dropped, a merged
+    instruction, and an edit that adds the rule (or answers ``edit`` verbatim)."""
+
+    def answer(request: dict[str, Any]) -> str:
+        system = str(request["messages"][0]["content"])
+        if system.startswith("You combine feedback"):
+            return f"- {ADDED_RULE}"
+        if system.startswith("You edit a prompt"):
+            if edit is not None:
+                return edit
+            template = user_text(request).split("Current template:\n", 1)[1]
+            return f"{template}\n{ADDED_RULE}"
+        return "The prompt does not ask to keep dates, so the date was dropped."
+
+    return answer
+
+
+@pytest.fixture
+def tracer(llm_service: ServiceHandle, project: str, tmp_path: Any) -> Any:
+    t = Tracer(MemTraceClient(llm_service.url, project=project), system="toy", spool_dir=tmp_path)
+    yield t
+    t.close()
+
+
+@pytest.fixture
+def http(llm_service: ServiceHandle) -> Any:
+    with httpx.Client(base_url=llm_service.url, timeout=60) as c:
+        yield c
+
+
+def test_versions_are_units_named_by_text_and_counted_with_their_failures(
+    tracer: Tracer, http: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    cases = run_round(tracer, ("fact-extraction", EXTRACT_V1), 3, "a")
+    # Another tracer (another process, say) recording the same text names the same version.
+    again = Tracer(MemTraceClient(tracer.client.base_url, project=project))
+    assert (
+        again.prompt_version(("fact-extraction", EXTRACT_V1)).id
+        == Prompt("fact-extraction", EXTRACT_V1).id
+    )
+    assert again.flush(30)
+    again.close()
+    attribute(http, project, cases[:2])
+
+    listed = {p["name"]: p for p in http.get("/prompts", params={"project": project}).json()}
+    assert sorted(listed) == ["answer", "fact-extraction"]
+    [extract] = listed["fact-extraction"]["versions"]
+    assert extract["label"] == "fact-extraction@1" and listed["fact-extraction"]["latest"] == (
+        "fact-extraction@1"
+    )
+    assert (extract["operations"], extract["failures"]) == (3, 2)
+    assert extract["failures_by_error_type"] == {"ExtractionError": 2}
+    assert extract["failure_rate"] == pytest.approx(2 / 3, abs=1e-4)
+    [answer] = listed["answer"]["versions"]
+    assert (answer["operations"], answer["failures"], answer["failure_rate"]) == (3, 0, 0.0)
+
+    detail = http.get("/prompts/fact-extraction", params={"project": project}).json()
+    [v1] = detail["versions"]
+    assert v1["text"] == EXTRACT_V1 and v1["placeholders"] == ["{conversation}"]
+    assert v1["parent"] is None and v1["motivated_by"] == []
+    # The operation consumes the version (first input) and names it in its attributes.
+    rows = neo4j_driver.execute_query(
+        "MATCH (o:Operation {project: $p, name: 'extract'})-[c:CONSUMES]->(u:Unit {kind: 'prompt'})"
+        " RETURN c.position AS position, u.id AS id, o.attributes AS attrs",
+        p=project,
+    ).records
+    assert {(r["position"], r["id"]) for r in rows} == {(0, extract["id"])}
+    assert all(json.loads(r["attrs"])["prompt"] == extract["id"] for r in rows)
+
+    missing = http.get("/prompts/nothing-here", params={"project": project})
+    assert missing.status_code == 404 and missing.json()["error"] == "not_found"
+    bad = http.get("/prompts/no%20spaces", params={"project": project})
+    assert bad.status_code == 422 and bad.json()["details"][0]["loc"] == ["path", "name"]
+
+
+def test_optimisation_stores_the_next_version_with_its_lineage_and_the_next_round_uses_it(
+    tracer: Tracer,
+    http: httpx.Client,
+    project: str,
+    llm: ScriptedLLM,
+    neo4j_driver: Driver,
+) -> None:
+    cases = run_round(tracer, ("fact-extraction", EXTRACT_V1), 3, "b")
+    attribute(http, project, cases)
+    llm.script["answer"] = optimizer()  # type: ignore[attr-defined]
+    before = len(llm.requests)
+
+    answer = http.post(
+        "/prompts/fact-extraction/optimize",
+        params={"project": project},
+        json={"batch_size": 2, "max_llm_calls": 10},
+    )
+    assert answer.status_code == 200, answer.text
+    result = answer.json()
+    assert result["text"] == f"{EXTRACT_V1}\n{ADDED_RULE}"
+    assert result["new_label"] == "fact-extraction@2"
+    assert f"+{ADDED_RULE}" in result["diff"]
+    assert result["cases"] == sorted(cases) and len(result["feedback"]) == 3
+    assert ADDED_RULE in result["feedback_summary"]
+    # 3 feedback calls, 2 aggregation calls (batches of 2), 1 edit.
+    assert result["cost"]["llm_calls"] == 6 == len(llm.requests) - before
+
+    detail = http.get("/prompts/fact-extraction", params={"project": project}).json()
+    v1, v2 = detail["versions"]
+    assert (v2["id"], v2["parent"], v2["produced_by"]) == (
+        result["new_version"],
+        v1["id"],
+        result["operation_id"],
+    )
+    assert v2["motivated_by"] == sorted(cases) and v2["operations"] == 0
+    linked = neo4j_driver.execute_query(
+        "MATCH (o:Operation {project: $p, id: $op})-[:USED]->(a:Attribution) "
+        "RETURN a.case_id AS case_id, o.kind AS kind",
+        p=project,
+        op=result["operation_id"],
+    ).records
+    assert sorted(r["case_id"] for r in linked) == sorted(cases)
+    assert {r["kind"] for r in linked} == {"optimization"}
+
+    # The next round runs with the newest version, fetched from the service.
+    newest = tracer.client.prompt("fact-extraction")
+    assert (newest.text, newest.version, newest.id) == (v2["text"], "fact-extraction@2", v2["id"])
+    run_round(tracer, newest, 1, "c")
+    listed = {p["name"]: p for p in http.get("/prompts", params={"project": project}).json()}
+    assert [v["operations"] for v in listed["fact-extraction"]["versions"]] == [3, 1]
+    with pytest.raises(RequestFailed) as refused:
+        tracer.client.prompt("nothing-here")
+    assert refused.value.status == 404
+
+    # The report shows each version's failure rate, before (v1) and after (v2).
+    report = http.get("/report", params={"project": project}).json()
+    rates = {v["label"]: v for v in report["prompt_versions"]}
+    assert (rates["fact-extraction@1"]["failures"], rates["fact-extraction@1"]["failure_rate"]) == (
+        3,
+        1.0,
+    )
+    assert (rates["fact-extraction@2"]["operations"], rates["fact-extraction@2"]["failures"]) == (
+        1,
+        0,
+    )
+    page = http.get("/report.html", params={"project": project}).text
+    assert "Prompt versions" in page and "fact-extraction@2" in page
+    # The case view names the version the blamed operation ran with.
+    case_page = http.get(f"/ui/cases/{cases[0]}", params={"project": project}).text
+    assert '"prompt_versions":{' in case_page.replace(" ", "")
+    assert "fact-extraction@1" in case_page and 'id="blamed-prompt"' in case_page
+
+
+@pytest.mark.parametrize(
+    ("edit", "why"),
+    [
+        ("Extract the facts. Answer as JSON.", "drops placeholders {conversation}"),
+        ("   ", "empty prompt"),
+        (EXTRACT_V1, "unchanged"),
+    ],
+)
+def test_a_refused_proposal_stores_nothing(
+    tracer: Tracer,
+    http: httpx.Client,
+    project: str,
+    llm: ScriptedLLM,
+    neo4j_driver: Driver,
+    edit: str,
+    why: str,
+) -> None:
+    cases = run_round(tracer, ("fact-extraction", EXTRACT_V1), 1, "d")
+    attribute(http, project, cases)
+    llm.script["answer"] = optimizer(edit)  # type: ignore[attr-defined]
+    count = "MATCH (n {project: $p}) RETURN count(n) AS n"
+    nodes = neo4j_driver.execute_query(count, p=project).records[0]["n"]
+
+    answer = http.post("/prompts/fact-extraction/optimize", params={"project": project})
+    assert answer.status_code == 422, answer.text
+    assert why in answer.json()["message"] and "nothing stored" in answer.json()["message"]
+    assert answer.json()["details"][0]["loc"] == ["proposal", "text"]
+    assert neo4j_driver.execute_query(count, p=project).records[0]["n"] == nodes
+    detail = http.get("/prompts/fact-extraction", params={"project": project}).json()
+    assert len(detail["versions"]) == 1
+
+
+def test_the_budget_is_never_exceeded(
+    tracer: Tracer, http: httpx.Client, project: str, llm: ScriptedLLM
+) -> None:
+    cases = run_round(tracer, ("fact-extraction", EXTRACT_V1), 5, "e")
+    attribute(http, project, cases)
+    llm.script["answer"] = optimizer()  # type: ignore[attr-defined]
+
+    # Calls: 5 cases cannot all be asked about in 4 calls; a transient 500 eats one more.
+    before = len(llm.requests)
+    llm.push_failure("500")
+    result = http.post(
+        "/prompts/fact-extraction/optimize",
+        params={"project": project},
+        json={"max_llm_calls": 4},
+    )
+    spent = llm.requests[before:]
+    assert len(spent) <= 4
+    assert result.status_code == 200, result.text
+    assert result.json()["cost"]["llm_calls"] == len(spent)
+    assert len(result.json()["feedback"]) == 1  # 1 feedback was affordable; the 500 took its slack
+
+    # Tokens: the reported usage of every call stays within max_tokens, even when cut short
+    # (each budget on a prompt of its own, whose newest version still has failures).
+    for max_tokens in (1000, 1500, 2500):
+        name = f"extract-{max_tokens}"
+        attribute(http, project, run_round(tracer, (name, EXTRACT_V1), 2, name))
+        before = len(llm.requests)
+        answer = http.post(
+            f"/prompts/{name}/optimize",
+            params={"project": project},
+            json={"max_tokens": max_tokens, "max_llm_calls": 50},
+        )
+        used = sum(_usage(body) for body in llm.requests[before:])
+        assert used <= max_tokens, (max_tokens, used, answer.text)
+        if answer.status_code == 422:
+            assert "budget ran out" in answer.json()["message"]
+        else:
+            assert answer.status_code == 200, answer.text
+            cost = answer.json()["cost"]
+            assert cost["input_tokens"] + cost["output_tokens"] <= max_tokens
+
+
+def _usage(request: dict[str, Any]) -> int:
+    """Tokens the scripted server bills a request (its own rule: characters / 4)."""
+    prompt = "".join(str(m.get("content") or "") for m in request.get("messages", []))
+    return max(1, len(prompt) // 4) + 100  # generous bound for the short scripted answers
+
+
+def test_optimisation_streams_its_progress_and_refuses_what_it_cannot_do(
+    tracer: Tracer, http: httpx.Client, project: str, llm: ScriptedLLM
+) -> None:
+    nothing = http.post("/prompts/fact-extraction/optimize", params={"project": project})
+    assert nothing.status_code == 404
+    run_round(tracer, ("fact-extraction", EXTRACT_V1), 2, "f")
+    unattributed = http.post("/prompts/fact-extraction/optimize", params={"project": project})
+    assert unattributed.status_code == 422 and "attribute" in unattributed.json()["message"]
+    bad = http.post(
+        "/prompts/fact-extraction/optimize",
+        params={"project": project},
+        json={"max_llm_calls": 1, "error_types": ["NoSuchError"]},
+    )
+    assert bad.status_code == 422
+    assert {tuple(d["loc"]) for d in bad.json()["details"]} == {
+        ("body", "max_llm_calls"),
+        ("body", "error_types", 0),
+    }
+
+    attribute(http, project, run_round(tracer, ("fact-extraction", EXTRACT_V1), 2, "g"))
+    llm.script["answer"] = optimizer()  # type: ignore[attr-defined]
+    with http.stream(
+        "POST",
+        "/prompts/fact-extraction/optimize",
+        params={"project": project, "stream": "true"},
+        json={"error_types": ["ExtractionError"]},
+    ) as response:
+        assert response.headers["content-type"].startswith("application/x-ndjson")
+        events = [json.loads(line) for line in response.iter_lines() if line.strip()]
+    stages = [(e["stage"], e["done"]) for e in events if e["event"] == "progress"]
+    assert stages == [("feedback", 1), ("feedback", 2), ("aggregate", 1), ("edit", 0), ("edit", 1)]
+    assert events[-1]["event"] == "result"
+    assert events[-1]["result"]["new_label"] == "fact-extraction@2"
+
+
+def test_cli_lists_prompts_and_optimises(
+    tracer: Tracer, http: httpx.Client, project: str, llm: ScriptedLLM, llm_service: ServiceHandle
+) -> None:
+    attribute(http, project, run_round(tracer, ("fact-extraction", EXTRACT_V1), 2, "h"))
+    llm.script["answer"] = optimizer()  # type: ignore[attr-defined]
+    listed = memtrace("prompts", "--project", project, "--url", llm_service.url)
+    assert listed.returncode == 0, listed.stderr
+    assert "fact-extraction@1" in listed.stdout and "100.0%" in listed.stdout
+    run = memtrace("optimize", "fact-extraction", "--project", project, "--url", llm_service.url)
+    assert run.returncode == 0, run.stderr
+    assert "fact-extraction@2" in run.stdout and ADDED_RULE in run.stdout
+    assert "feedback: 2/2" in run.stderr
+    unknown = memtrace("optimize", "nothing", "--project", project, "--url", llm_service.url)
+    assert unknown.returncode == 1 and "no prompt 'nothing'" in unknown.stderr
+
+
+def test_otlp_system_instructions_are_prompt_versions(client: httpx.Client, project: str) -> None:
+    from tests.support.otlp_export import as_otlp_json, export, messages, span
+
+    instructions = "You answer from memory. Be brief."
+    spans = [
+        span(
+            7,
+            i + 1,
+            "chat gpt-4.1",
+            0.1 * i,
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.system_instructions": instructions,
+                "gen_ai.input.messages": messages(("user", f"question {i}")),
+                **({"memtrace.prompt.name": "answer"} if i else {}),
+            },
+        )
+        for i in range(2)
+    ]
+    sent = client.post(
+        "/otlp/v1/traces", params={"project": project}, json=as_otlp_json(export(*spans))
+    )
+    assert sent.status_code == 200, sent.text
+    listed = {p["name"]: p for p in client.get("/prompts", params={"project": project}).json()}
+    assert sorted(listed) == ["answer", "chat_gpt-4.1.system"]
+    assert listed["answer"]["versions"][0]["id"] == Prompt("answer", instructions).id
+    assert [p["versions"][0]["operations"] for p in listed.values()] == [1, 1]
+
+
+def test_a_prompt_name_must_be_path_safe() -> None:
+    with pytest.raises(ValueError, match="prompt name"):
+        Prompt("no spaces", "x").unit()
+    assert Prompt("a", '{x} {{ y }} {"k": 1}').id.startswith("prompt:a@")
+    from memtrace_client.prompts import placeholders
+
+    assert placeholders('{x} and {{ y }} and {"facts": []} and {x}') == ["{x}", "{{ y }}"]
+
+
+def test_mem0_prompt_config_names_the_entries_of_each_pipeline() -> None:
+    from memtrace_client.adapters.mem0 import mem0_prompt_config
+
+    newest = Prompt("fact-extraction", "Extract {x}", version="fact-extraction@2")
+    assert mem0_prompt_config("1.0.11", extraction=newest, update=("memory-update", "U")) == {
+        "custom_fact_extraction_prompt": "Extract {x}",
+        "custom_update_memory_prompt": "U",
+    }
+    assert mem0_prompt_config("2.2.1", extraction="Keep dates.") == {
+        "custom_instructions": "Keep dates."
+    }
+    with pytest.raises(ValueError, match="no memory-update prompt"):
+        mem0_prompt_config("2.2.1", update="U")
