@@ -37,6 +37,16 @@ def test_a_memory_of_the_same_topic_from_another_turn_does_not() -> None:
     assert verdict(FEELING, other).carries is False
 
 
+def test_a_copy_that_changed_a_date_or_name_of_the_evidence_does_not() -> None:
+    said = "Farid: Did you hear? Hana Morales started learning the trumpet in November 2012."
+    question = Question(
+        "c-5", "When did Hana Morales start learning the trumpet?", "November 2012", "2023", (said,)
+    )
+    changed = "Farid: Did you hear? Hana Morales started learning the trumpet in November 2023."
+    assert verdict(question, changed, kind="context").carries is False
+    assert verdict(question, said, kind="context").carries is True
+
+
 def test_a_short_segment_of_evidence_words_is_too_short_to_tell() -> None:
     assert verdict(FEELING, "Melanie enjoyed the family trip.").carries is False
 

@@ -95,8 +95,10 @@ def _segment_words(segment: str, day: date | None) -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=65_536)
-def _plain_words(segment: str) -> frozenset[str]:
-    return frozenset(content_tokens(segment))
+def _plain_words(segment: str) -> tuple[frozenset[str], frozenset[str]]:
+    """A segment's words, and those of them that are numbers, dates or names."""
+    words = frozenset(content_tokens(segment))
+    return words, frozenset(_specific(set(words)) | (_names(segment) & words))
 
 
 DERIVED_WORDS = 6
@@ -104,15 +106,18 @@ DERIVED_SHARE = 0.7
 DERIVED_SCORE = 0.6
 
 
-def _derived(words: frozenset[str], said: frozenset[str]) -> float:
+def _derived(words: tuple[frozenset[str], frozenset[str]], said: frozenset[str]) -> float:
     """A segment made almost only of the evidence's own words was written from the evidence:
     a memory an extractor took from that message, the message kept in a buffer or a chunk.
     What the dataset's labels and a reader count as carrying it, even when the answer itself
     is paraphrased away ("Melanie's family visited the Grand Canyon" from the turn about her
-    family after the accident). Short segments ("Yes, Caroline!") say too little to tell."""
-    if len(words) < DERIVED_WORDS:
+    family after the accident). Short segments ("Yes, Caroline!") say too little to tell, and
+    a copy naming a number, date or name the evidence does not ("... in November 2023" for
+    "... in November 2012", "moved to Porto" for "moved to Budapest") changed the fact."""
+    plain, specific = words
+    if len(plain) < DERIVED_WORDS or not specific <= said:
         return 0.0
-    share = len(words & said) / len(words)
+    share = len(plain & said) / len(plain)
     return DERIVED_SCORE if share >= DERIVED_SHARE else 0.0
 
 
