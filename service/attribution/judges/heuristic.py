@@ -247,7 +247,8 @@ class HeuristicJudge:
         for i, have in enumerate(words):
             if not have:
                 continue
-            if today and not _specific(have):
+            own_day = bool(today) and not _specific(have)
+            if own_day:
                 have = have | today
             around = (
                 have
@@ -271,7 +272,10 @@ class HeuristicJudge:
             stated = 0.5 ** (missing + 2 * other_event) * (0.6 + 0.4 * named)
             if need.wrong and need.wrong <= have and carried < 1.0:
                 stated *= 0.25
-            best = max(best, stated * carried * min(1.0, 0.5 + about))
+            said = stated * carried * min(1.0, 0.5 + about)
+            if own_day:  # a date only implied: carried, never surely (the LLM is asked)
+                said = min(said, DERIVED_SCORE)
+            best = max(best, said)
             topic = max(topic, about * (0.6 + 0.4 * named))
             for key, relative in need.key:
                 # A restatement of the evidence's answering segment carries what it says, even
