@@ -44,8 +44,8 @@ from benchmarks.oracle import Oracle
 from service.attribution.judges.base import Judge
 from service.attribution.judges.heuristic import HeuristicJudge
 from service.attribution.judges.llm import LLMJudge
-from tests.llm_server import ScriptedLLM, scripted_llm
-from tests.servers import REPO, run_service
+from tests.support.llm_server import ScriptedLLM, scripted_llm
+from tests.support.servers import REPO, run_service
 
 SIZES = {"small": (3, 10), "default": (6, 60), "large": (12, 1200)}
 QUICK_SIZES = {"small": (3, 10), "default": (6, 60)}

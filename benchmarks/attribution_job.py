@@ -12,13 +12,22 @@ Run: ``python -m benchmarks.attribution_job`` (``--quick``: 2 conversations).
    responsive (compared with the same request with no job running).
 6. Agreement: every job result is compared with the per-request result of the same case.
 
-Figures go to ``benchmarks/results/attribution_job.json``.
+Options for before/after comparisons: ``--jobs-only`` skips steps 2 and 6, ``--one-pass``
+step 4; ``--service-repo DIR``
+runs the service from another checkout (say, main in a worktree of its own), so the code before
+and after a change is measured one right after the other on the same machine load;
+``--save-results FILE`` writes every job result (keyed ``project/case``) and ``--compare FILE``
+checks them field by field against such a file (``benchmarks.attr_invariance``: only timing
+fields may differ).
+
+Figures go to ``benchmarks/results/attribution_job.json`` (``--name`` changes the file name).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
@@ -29,16 +38,21 @@ from typing import Any
 
 import httpx
 
+import tests.support.servers
+from benchmarks.attr_invariance import differences, load_results, save_results
 from benchmarks.attr_metrics import op_correct
 from benchmarks.attr_run import CaseRef, Dataset, attribute_all, in_project, ingest, record_of
 from benchmarks.datasets import load_locomo
 from benchmarks.harness import fresh_neo4j, percentile, save
-from tests.servers import REPO, run_service
+from tests.support.servers import REPO, run_service
 
 
 def locomo(path: str, limit: int | None) -> Dataset:
     batches = load_locomo(path, limit=limit)
     return Dataset("locomo", [in_project(b, f"locomo-{b.hidden['conversation']}") for b in batches])
+
+
+INTERRUPTED_WAIT_S = 120
 
 
 class Prober:
@@ -86,12 +100,21 @@ def run_job(client: httpx.Client, project: str) -> dict[str, Any]:
 def wait_all(client: httpx.Client, jobs: dict[str, str]) -> dict[str, dict[str, Any]]:
     """Poll every job (project -> id) until none is running; the jobs as they ended."""
     ended: dict[str, dict[str, Any]] = {}
+    late: dict[str, float] = {}
     while len(ended) < len(jobs):
         for project, job_id in jobs.items():
             if project in ended:
                 continue
             job = client.get(f"/attribution-jobs/{job_id}", params={"project": project}).json()
-            if job["status"] != "running":
+            # "interrupted" only says the heartbeat is late (a loaded machine): its runner may
+            # still be at work, so it is waited for too, up to INTERRUPTED_WAIT_S
+            if job["status"] == "interrupted":
+                since = late.setdefault(project, time.monotonic())
+                if time.monotonic() - since >= INTERRUPTED_WAIT_S:
+                    ended[project] = job
+            elif job["status"] == "running":
+                late.pop(project, None)
+            else:
                 ended[project] = job
         time.sleep(0.1)
     return ended
@@ -143,7 +166,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="2 conversations")
     parser.add_argument("--locomo", default="../shared/data/locomo10")
+    parser.add_argument("--jobs-only", action="store_true", help="no per-request baseline")
+    parser.add_argument("--one-pass", action="store_true", help="no jobs-all-at-once pass")
+    parser.add_argument("--service-repo", type=Path, help="run the service from this checkout")
+    parser.add_argument("--save-results", type=Path, help="write every job result here")
+    parser.add_argument("--compare", type=Path, help="compare job results with this file")
+    parser.add_argument("--name", default="attribution_job", help="results file name")
     args = parser.parse_args(argv)
+    if args.service_repo:  # run_service starts uvicorn in REPO: point it at the other checkout
+        tests.support.servers.REPO = args.service_repo.resolve()
     dataset = locomo(str(REPO / args.locomo), 2 if args.quick else None)
     projects = sorted({b.batch["project"] for b in dataset.batches})
     cases = dataset.cases()
@@ -155,6 +186,8 @@ def main(argv: list[str] | None = None) -> None:
         "command": "python -m benchmarks.attribution_job " + " ".join(argv or sys.argv[1:]),
         "dataset": dataset.sizes(),
         "failed_cases": failed,
+        "service_repo": str(args.service_repo or REPO),
+        "load_average_at_start": list(os.getloadavg()),
     }
     rows: list[dict[str, Any]] = []
     with (
@@ -168,60 +201,81 @@ def main(argv: list[str] | None = None) -> None:
             time.sleep(5)
         figures["idle_probe"] = idle.figures()
 
-        records, wall = asyncio.run(attribute_all(service.url, "heuristic", cases, concurrency=2))
-        print(
-            f"  {'per request (2 at a time)':28} {len(records):5} cases {wall:7.1f} s "
-            f"{len(records) / wall:7.1f} cases/s",
-            flush=True,
-        )
-        rows.append(
-            {
-                "mode": "POST /attribute, 2 at a time",
-                "cases": len(records),
-                "seconds": round(wall, 2),
-                "cases_per_s": round(len(records) / wall, 2),
-            }
-        )
-        per_request = {(r["project"], r["case_id"]): r for r in records}
+        per_request: dict[tuple[str, str], dict[str, Any]] = {}
+        records: list[dict[str, Any]] = []
+        if not args.jobs_only:
+            records, wall = asyncio.run(
+                attribute_all(service.url, "heuristic", cases, concurrency=2)
+            )
+            print(
+                f"  {'per request (2 at a time)':28} {len(records):5} cases {wall:7.1f} s "
+                f"{len(records) / wall:7.1f} cases/s",
+                flush=True,
+            )
+            rows.append(
+                {
+                    "mode": "POST /attribute, 2 at a time",
+                    "cases": len(records),
+                    "seconds": round(wall, 2),
+                    "cases_per_s": round(len(records) / wall, 2),
+                }
+            )
+            per_request = {(r["project"], r["case_id"]): r for r in records}
 
         with Prober(service.url, projects[0]) as sequential_probe:
             wall, ended = jobs_pass(client, projects, together=False)
         rows.append(summary("jobs, one project at a time", failed, wall, ended))
         rows[-1]["probe"] = sequential_probe.figures()
 
-        with Prober(service.url, projects[0]) as together_probe:
-            wall, ended = jobs_pass(client, projects, together=True)
-        rows.append(summary("jobs, all projects at once", failed, wall, ended))
-        rows[-1]["probe"] = together_probe.figures()
+        if not args.one_pass:
+            with Prober(service.url, projects[0]) as together_probe:
+                wall, ended = jobs_pass(client, projects, together=True)
+            rows.append(summary("jobs, all projects at once", failed, wall, ended))
+            rows[-1]["probe"] = together_probe.figures()
 
         same = differ = 0
         job_records = []
+        full: dict[str, dict[str, Any]] = {}
         by_ref: dict[tuple[str, str], CaseRef] = {(c.project, c.case_id): c for c in cases}
         for project, job in ended.items():
             for case_id, result in job_results(client, project, job["id"]).items():
                 ref = by_ref.get((project, case_id))
                 if ref is None:
                     continue
+                full[f"{project}/{case_id}"] = result
                 job_records.append(record_of(ref, "job", result, 0.0))
-                alone = per_request[(project, case_id)]
+                alone = per_request.get((project, case_id))
+                if alone is None:
+                    continue
                 fields = ("status", "error_type", "op_id")
                 if all(alone.get(f) == job_records[-1].get(f) for f in fields):
                     same += 1
                 else:
                     differ += 1
-        figures["agreement_with_per_request"] = {"same": same, "differ": differ}
+        if records:
+            figures["agreement_with_per_request"] = {"same": same, "differ": differ}
+            print(f"agreement with per-request results: {same} same, {differ} differ")
         figures["op_accuracy"] = {
-            "per_request": round(sum(map(op_correct, records)) / len(records), 3),
             "job": round(sum(map(op_correct, job_records)) / max(len(job_records), 1), 3),
         }
+        if records:
+            figures["op_accuracy"]["per_request"] = round(
+                sum(map(op_correct, records)) / len(records), 3
+            )
+    if args.save_results:
+        save_results(args.save_results, full)
+    if args.compare:
+        figures["compared_with"] = str(args.compare)
+        figures["invariance"] = differences(load_results(args.compare), full)
+        print(f"field by field against {args.compare}: {figures['invariance']}", flush=True)
     figures["rows"] = rows
-    print(f"agreement with per-request results: {same} same, {differ} differ", flush=True)
     print(f"op accuracy: {figures['op_accuracy']}", flush=True)
     print(f"GET /cases latency idle: {figures['idle_probe']}", flush=True)
     for row in rows:
         if "probe" in row:
             print(f"  during {row['mode']}: {row['probe']}", flush=True)
-    path = save("attribution_job", figures)
+    figures["load_average_at_end"] = list(os.getloadavg())
+    path = save(args.name, figures)
     print(f"written to {path}")
 
 

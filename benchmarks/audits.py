@@ -1,19 +1,27 @@
-"""Audit, report and ad-hoc query latency on a large project. Run:
+"""Audit, report, ancestry and ad-hoc query latency on a project at two sizes. Run:
 ``python -m benchmarks.audits [--quick]``.
 
 1. A fresh Neo4j and the service; synthetic Mem0 and naive-RAG traces at the largest size of the
-   attribution benchmark (12 sessions, 1,200 distractor facts: ~3,100 operations each), 12
-   conversations per system, all in ONE project (~74k operations, ~140k units).
-2. Its failed cases attributed with the heuristic judge over HTTP (``POST /attribute``, two at a
-   time; ``--attribute N`` for a sample), so that the reports have data.
+   attribution benchmark (12 sessions, 1,200 distractor facts: ~3,100 operations each), all in
+   ONE project, grown in two steps: ``--small`` conversations per system (1: ~6k operations),
+   measured, then grown to ``--conversations`` per system (12: ~74k operations, ~140k units),
+   measured again. The figures of both sizes and their ratio (large / small) are printed.
+2. At each size, failed cases attributed with the heuristic judge over HTTP (``POST
+   /attribute``, two at a time; ``--attribute N`` per step, a sample), so that reports have data.
 3. Over HTTP, one cold request then ``--repetitions`` timed ones each: every audit of
    ``GET /audits`` (first page, default parameters), ``GET /report``, ``GET /report.html`` (by
-   day, the default, and by week: the synthetic conversations start a year apart), and
-   ``POST /cypher`` with a pinned count, a pinned 2-hop expansion and a refused query (the time
-   to refusal: Neo4j plans it, nothing runs).
+   day, the default, and by week: the synthetic conversations start a year apart), ``GET
+   /cases/{id}/subgraph`` of the case whose ancestry is nearest 1,000 nodes, and ``POST
+   /cypher`` with a pinned count, a pinned 2-hop expansion and a refused query (the time to
+   refusal: Neo4j plans it, nothing runs).
+4. At each size, every audit's statement as it was at ``--baseline-ref`` (git) and as it is now
+   run over the whole project with the parameters the service would pass, their rows finished
+   by the audit's Python filter: the two must be the same rows in the same order (else the run
+   fails). A row's ``evidence`` list is compared as a set: the old statement left its order to
+   the plan.
 
-``--quick``: one conversation per system with 300 distractors (~1,700 operations), 3 repetitions.
-Figures (graph size, median/p95 per request) go to ``benchmarks/results/audits.json``.
+``--quick``: conversations of 300 distractors (~800 operations each), 3 repetitions.
+Figures go to ``benchmarks/results/audits.json``.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import argparse
 import asyncio
 import collections
 import os
+import subprocess
 import tempfile
 import time
 from datetime import date
@@ -29,12 +38,18 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from neo4j import Driver, GraphDatabase
 
 from benchmarks.attr_run import Dataset, attribute_all, ingest
 from benchmarks.datasets import generate_synthetic
 from benchmarks.harness import fresh_neo4j, percentile, save, service_on
+from cypher import query as statement_text
+from service.audits.catalogue import AUDITS
+from service.audits.words import answer_needles
 
 PROJECT = "audit-bench"
+BASELINE_REF = "8ae467d"  # main before the audits walked their indexes in order (issue 14)
+ANCESTRY_NODES = 1_000
 SYSTEMS = ("mem0", "naive_rag")
 SESSIONS, DISTRACTORS = 12, 1_200  # benchmarks.attribution's "large" size
 QUICK_DISTRACTORS = 300  # --quick: ~800 operations per conversation
@@ -153,6 +168,8 @@ def report_span(client: httpx.Client) -> dict[str, Any]:
 
 def attribute(url: str, dataset: Dataset, limit: int | None) -> dict[str, Any]:
     cases = dataset.cases()
+    if not cases:
+        return {"failed_cases": 0, "attributed": 0}
     sample = cases if limit is None else cases[:: max(1, len(cases) // limit)][:limit]
     records, wall = asyncio.run(attribute_all(url, "heuristic", sample, concurrency=2))
     statuses = collections.Counter(str(r["status"]) for r in records)
@@ -165,7 +182,83 @@ def attribute(url: str, dataset: Dataset, limit: int | None) -> dict[str, Any]:
     }
 
 
-def measure(client: httpx.Client, repetitions: int) -> dict[str, dict[str, Any]]:
+def ancestry_case(driver: Driver) -> tuple[str, int]:
+    """The failed case whose answer's ancestry is nearest ``ANCESTRY_NODES`` nodes (setup, not
+    timed; counted on Neo4j directly, an unbounded walk POST /cypher would rightly refuse)."""
+    records, _, _ = driver.execute_query(
+        "MATCH (c:Case {project: $project})-[:ANSWERED_BY]->(a:Unit) "
+        "RETURN c.id AS id, COUNT { MATCH (a)-[:PRODUCED_BY|CONSUMES*0..]->(x) "
+        "RETURN DISTINCT x } AS nodes",
+        project=PROJECT,
+        database_="neo4j",
+    )
+    best = min(records, key=lambda r: (abs(r["nodes"] - ANCESTRY_NODES), r["id"]))
+    return str(best["id"]), int(best["nodes"])
+
+
+def _statement_rows(driver: Driver, text: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    records, _, _ = driver.execute_query(
+        text, {**params, "skip": 0, "limit": 10_000_000}, database_="neo4j", routing_="r"
+    )
+    return [r.data() for r in records]
+
+
+def _comparable(row: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(row.get("evidence"), list):
+        return {**row, "evidence": sorted(row["evidence"])}
+    return row
+
+
+def same_rows_as_baseline(driver: Driver, ref: str) -> dict[str, Any]:
+    """Every audit over the whole project, old statement (``ref``) against the current one,
+    both finished by the audit's filter with the service's default parameters: rows must match
+    one for one, in order. Returns the row counts; raises when they differ."""
+    answers, _, _ = driver.execute_query(
+        statement_text("audit_inputs/failed_answers"), project=PROJECT, database_="neo4j"
+    )
+    needles = {r["id"]: answer_needles(r["expected_answer"] or "") for r in answers}
+    checked: dict[str, Any] = {}
+    for name, spec in sorted(AUDITS.items()):
+        params: dict[str, Any] = {p.name: p.default for p in spec.info.parameters}
+        params["project"] = PROJECT
+        if spec.answer_needles:
+            params["needles"] = needles if params["min_answer_coverage"] else None
+        old_text = subprocess.run(
+            ["git", "show", f"{ref}:cypher/audits/{name}.cypher"],
+            check=True,
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).resolve().parent.parent,
+        ).stdout
+        started = time.perf_counter()
+        old = _statement_rows(driver, old_text, params)
+        old_s = time.perf_counter() - started
+        started = time.perf_counter()
+        new = _statement_rows(driver, statement_text(spec.statement), params)
+        new_s = time.perf_counter() - started
+        if spec.keep is not None:
+            old = [k for r in old if (k := spec.keep(r, params)) is not None]
+            new = [k for r in new if (k := spec.keep(r, params)) is not None]
+        if [_comparable(r) for r in old] != [_comparable(r) for r in new]:
+            first = next(
+                (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b),
+                min(len(old), len(new)),
+            )
+            raise RuntimeError(
+                f"audit {name}: {len(old)} rows at {ref}, {len(new)} now; first difference "
+                f"at row {first}"
+            )
+        checked[name] = {
+            "rows": len(new),
+            "whole_project_old_s": round(old_s, 2),
+            "whole_project_new_s": round(new_s, 2),
+        }
+    return checked
+
+
+def measure(
+    client: httpx.Client, repetitions: int, ancestry: tuple[str, int]
+) -> dict[str, dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
     names = [a["name"] for a in client.get("/audits").raise_for_status().json()]
     for name in names:
@@ -176,6 +269,10 @@ def measure(client: httpx.Client, repetitions: int) -> dict[str, dict[str, Any]]
     week = {"bucket": "week"}
     rows["GET /report.html?bucket=week"] = timed(
         client, "GET", "/report.html", repetitions, params=week
+    )
+    case_id, nodes = ancestry
+    rows[f"GET /cases/{{id}}/subgraph ({nodes} nodes)"] = timed(
+        client, "GET", f"/cases/{case_id}/subgraph", repetitions
     )
     op = cypher(client, WIDEST_RETRIEVAL)[0][0]
     queries: dict[str, tuple[str, dict[str, Any], int]] = {
@@ -189,64 +286,109 @@ def measure(client: httpx.Client, repetitions: int) -> dict[str, dict[str, Any]]
     return rows
 
 
-def table(rows: dict[str, dict[str, Any]]) -> str:
-    lines = [f"{'request':42} {'cold ms':>9} {'median ms':>10} {'p95 ms':>9} {'rows':>6}"]
-    for label, r in rows.items():
+def table(small: dict[str, dict[str, Any]], large: dict[str, dict[str, Any]]) -> str:
+    """Both sizes side by side: p95 (median) in ms, rows, and the p95 ratio large / small."""
+    lines = [
+        f"{'request':46} {'small p95 (med) ms':>19} {'rows':>5} "
+        f"{'large p95 (med) ms':>19} {'rows':>5} {'ratio':>6}"
+    ]
+    for label, b in large.items():
+        a = small.get(label) or small.get(_size_free(label, small)) or {}
+        ratio = b["p95_ms"] / a["p95_ms"] if a.get("p95_ms") else float("nan")
+        left = f"{a.get('p95_ms', 0):9.1f} ({a.get('median_ms', 0):7.1f})" if a else " " * 19
         lines.append(
-            f"{label:42} {r['cold_ms']:9.1f} {r['median_ms']:10.1f} {r['p95_ms']:9.1f} "
-            f"{r.get('rows', ''):>6}"
+            f"{label:46} {left:>19} {a.get('rows', ''):>5} "
+            f"{b['p95_ms']:9.1f} ({b['median_ms']:7.1f}) {b.get('rows', ''):>5} {ratio:6.2f}"
         )
     return "\n".join(lines)
 
 
+def _size_free(label: str, rows: dict[str, Any]) -> str:
+    """The subgraph row's label names its node count, which differs between sizes."""
+    prefix = label.split(" (")[0]
+    return next((k for k in rows if k.split(" (")[0] == prefix), label)
+
+
+def step(
+    client: httpx.Client,
+    driver: Driver,
+    url: str,
+    dataset: Dataset,
+    repetitions: int,
+    sample: int | None,
+    baseline_ref: str,
+) -> dict[str, Any]:
+    """Ingest ``dataset``'s batches, attribute a sample, check and measure: one size."""
+    operations = sum(len(b.batch["operations"]) for b in dataset.batches)
+    figures: dict[str, Any] = {"load_average_at_start": os.getloadavg()}
+    print(f"ingesting {operations} operations ...", flush=True)
+    figures["ingest_seconds"] = round(ingest(client, dataset.batches), 1)
+    print(f"  {figures['ingest_seconds']} s; attributing failed cases ...", flush=True)
+    figures["attribution"] = attribute(url, dataset, sample)
+    print(f"  {figures['attribution']}", flush=True)
+    figures["graph"] = graph_size(client)
+    print(f"  graph: {figures['graph']}", flush=True)
+    figures["same_rows_as_baseline"] = same_rows_as_baseline(driver, baseline_ref)
+    print(f"  same rows as {baseline_ref}: {figures['same_rows_as_baseline']}", flush=True)
+    figures["ancestry_case"] = ancestry_case(driver)
+    figures["requests"] = measure(client, repetitions, figures["ancestry_case"])
+    figures["report_span"] = report_span(client)
+    figures["load_average_at_end"] = os.getloadavg()
+    return figures
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument(
-        "--quick", action="store_true", help="1 small conversation per system, 3 repetitions"
-    )
-    parser.add_argument("--conversations", type=int, help="per system (12; --quick: 1)")
+    parser.add_argument("--quick", action="store_true", help="small conversations, 3 repetitions")
+    parser.add_argument("--small", type=int, default=1, help="conversations per system first")
+    parser.add_argument("--conversations", type=int, help="per system at the end (12; quick: 4)")
     parser.add_argument("--repetitions", type=int, help="timed requests each (10; --quick: 3)")
-    parser.add_argument("--attribute", type=int, help="attribute only a sample of this many")
+    parser.add_argument(
+        "--attribute", type=int, default=40, help="cases attributed per step (a sample)"
+    )
+    parser.add_argument("--baseline-ref", default=BASELINE_REF, help="git ref of the old audits")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    conversations = args.conversations or (1 if args.quick else 12)
+    conversations = args.conversations or (4 if args.quick else 12)
     repetitions = args.repetitions or (3 if args.quick else 10)
+    distractors = QUICK_DISTRACTORS if args.quick else DISTRACTORS
 
     print(f"generating {conversations} conversations x {SYSTEMS} ...", flush=True)
-    distractors = QUICK_DISTRACTORS if args.quick else DISTRACTORS
-    dataset = build(conversations, distractors, args.seed)
-    operations = sum(len(b.batch["operations"]) for b in dataset.batches)
+    small = build(args.small, distractors, args.seed)
+    everything = build(conversations, distractors, args.seed)
+    # Conversations are generated per (system, seed, index): the small ones are the first.
+    small_cases = {c["id"] for b in small.batches for c in b.batch["cases"]}
+    rest = Dataset(
+        "audit-bench",
+        [b for b in everything.batches if not {c["id"] for c in b.batch["cases"]} <= small_cases],
+    )
     figures: dict[str, Any] = {
         "parameters": {
             "systems": list(SYSTEMS),
-            "conversations_per_system": conversations,
+            "conversations_per_system": {"small": args.small, "large": conversations},
             "sessions": SESSIONS,
             "distractors": distractors,
             "repetitions": repetitions,
+            "attributed_per_step": args.attribute,
+            "baseline_ref": args.baseline_ref,
             "seed": args.seed,
         },
     }
-    figures["load_average_at_start"] = os.getloadavg()  # other work on the machine
     with (
         tempfile.TemporaryDirectory() as tmp,
         fresh_neo4j() as local,
         service_on(local, Path(tmp)) as service,
         httpx.Client(base_url=service.url, timeout=600) as client,
+        GraphDatabase.driver(local.uri, auth=("neo4j", "unused")) as driver,
     ):
-        print(f"ingesting {operations} operations into one project ...", flush=True)
-        figures["ingest_seconds"] = round(ingest(client, dataset.batches), 1)
-        print(f"  {figures['ingest_seconds']} s; attributing failed cases ...", flush=True)
-        figures["attribution"] = attribute(service.url, dataset, args.attribute)
-        print(f"  {figures['attribution']}", flush=True)
-        figures["graph"] = graph_size(client)
-        if figures["graph"]["nodes_by_label"]["Operation"] != operations:
-            raise RuntimeError(f"expected {operations} operations: {figures['graph']}")
-        print(f"  graph: {figures['graph']}", flush=True)
-        figures["requests"] = measure(client, repetitions)
-        figures["report_span"] = report_span(client)
-        print(f"  report trend: {figures['report_span']}", flush=True)
-    figures["load_average_at_end"] = os.getloadavg()
-    print(table(figures["requests"]))
+        run = (client, driver, service.url)
+        figures["small"] = step(*run, small, repetitions, args.attribute, args.baseline_ref)
+        print(table(figures["small"]["requests"], figures["small"]["requests"]), flush=True)
+        figures["large"] = step(*run, rest, repetitions, args.attribute, args.baseline_ref)
+    expected = sum(len(b.batch["operations"]) for b in everything.batches)
+    if figures["large"]["graph"]["nodes_by_label"]["Operation"] != expected:
+        raise RuntimeError(f"expected {expected} operations: {figures['large']['graph']}")
+    print(table(figures["small"]["requests"], figures["large"]["requests"]))
     print("written to", save("audits", figures))
 
 

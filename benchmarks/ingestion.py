@@ -1,13 +1,22 @@
 """Ingestion and subgraph benchmarks (issue: foundation). Run: ``python -m benchmarks.ingestion``.
 
-1. Ingestion: N operations (default 200,000), each consuming 2 units and producing 2, sent in
-   batches of 1,000 through ``POST /traces``; then the same batches through the writer directly
-   (``repository.traces.write_batch``, no HTTP), each into a fresh Neo4j. Prints operations/s for
-   both and their ratio.
+1. Ingestion: N operations (default 200,000), each consuming 2 units and producing 2, in batches
+   of 1,000. ``--concurrency`` senders each send their own chain in order (as each instance of a
+   memory system sends its own trace), so every batch's inputs are outputs of that sender's previous
+   batch, already stored. All paths write into one fresh Neo4j, a project each, taking turns
+   round by round (``--rounds``), so a change of the machine's load slows each path alike:
+   - limit: the same graph (same nodes, properties, CONSUMES / PRODUCES / PRODUCED_BY edges) by the
+     plain ``CREATE`` statements alone (``cypher/ingest/create_*``), one transaction per batch, from
+     rows built straight from the JSON: no validation, no fingerprints, no look-ups, no HTTP;
+   - api: ``POST /traces`` (all ids new), then the same batches again (identical re-send: nothing
+     is written), then conflict batches (one operation of each redefined: 409, nothing written);
+   - direct: the service's writer (``repository.traces.write_batch``) without HTTP.
+   Prints operations/s and each path's ratio to the limit; a re-send's against the limit's time
+   for the same batches new; a conflict batch's time next to the limit's time per new batch.
 2. Subgraph: p50/p95 of ``GET /cases/{id}/subgraph`` for a case with ~500 ancestor nodes in a graph
    of ~10k nodes, then again after growing the graph to >= 1M nodes.
 
-Figures go to ``benchmarks/results/ingestion.json``. Both paths send with the same concurrency.
+Figures go to ``benchmarks/results/ingestion.json`` (``--out`` to name another file).
 """
 
 from __future__ import annotations
@@ -17,31 +26,39 @@ import asyncio
 import concurrent.futures
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
+from memtrace_client.models import TraceBatch
+from neo4j import AsyncDriver, AsyncManagedTransaction, AsyncSession
 
 from benchmarks.harness import fresh_neo4j, percentile, save, service_on
-from graph_schema.models import TraceBatch
+from cypher import query
 from ingest.rows import batch_rows
 from service.db import apply_schema, create_driver
 from service.repository.traces import write_batch
 from service.settings import Settings
 
 TS = "2026-01-01T00:00:00Z"
+Streams = list[list[dict[str, Any]]]
+"""One list of batches per sender, sent in order."""
 
 
-def chain_batches(project: str, n_ops: int, batch_size: int) -> Iterator[dict[str, Any]]:
+def chain_batches(
+    project: str, n_ops: int, batch_size: int, prefix: str = ""
+) -> Iterator[dict[str, Any]]:
     """Operation i consumes the two outputs of operation i-1 and produces two new units."""
+    p = prefix
     for start in range(0, n_ops, batch_size):
         ops = []
         for i in range(start, min(start + batch_size, n_ops)):
-            inputs = [f"u{i - 1}a", f"u{i - 1}b"] if i else ["seed-a", "seed-b"]
+            inputs = [f"{p}u{i - 1}a", f"{p}u{i - 1}b"] if i else [f"{p}seed-a", f"{p}seed-b"]
             ops.append(
                 {
-                    "id": f"op{i}",
+                    "id": f"{p}op{i}",
                     "name": "memory_system.memory_update",
                     "kind": "update",
                     "system": "bench",
@@ -50,12 +67,12 @@ def chain_batches(project: str, n_ops: int, batch_size: int) -> Iterator[dict[st
                     "inputs": inputs,
                     "outputs": [
                         {
-                            "id": f"u{i}a",
+                            "id": f"{p}u{i}a",
                             "kind": "memory",
                             "content": f"fact {i} a: the quick brown fox",
                         },
                         {
-                            "id": f"u{i}b",
+                            "id": f"{p}u{i}b",
                             "kind": "memory",
                             "content": f"fact {i} b: jumps over the dog",
                         },
@@ -65,57 +82,180 @@ def chain_batches(project: str, n_ops: int, batch_size: int) -> Iterator[dict[st
         yield {"project": project, "operations": ops}
 
 
-def bench_api(url: str, batches: list[dict[str, Any]], concurrency: int) -> float:
-    def send(batch: dict[str, Any]) -> None:
+def chain_streams(project: str, n_ops: int, batch_size: int, senders: int) -> Streams:
+    """``senders`` chains of ``n_ops / senders`` operations each, with distinct ids."""
+    share = n_ops // senders
+    return [list(chain_batches(project, share, batch_size, f"w{j}-")) for j in range(senders)]
+
+
+def _send_all(url: str, streams: Streams, expect: int) -> None:
+    """Send every stream, one sender (and connection) each; each batch answered ``expect``."""
+
+    def send(batches: list[dict[str, Any]]) -> None:
         with httpx.Client(base_url=url, timeout=300) as client:
-            response = client.post("/traces", json=batch)
-            response.raise_for_status()
+            for batch in batches:
+                response = client.post("/traces", json=batch)
+                if response.status_code != expect:
+                    raise RuntimeError(f"expected {expect}, got {response.status_code}")
 
-    started = time.perf_counter()
-    with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
-        list(pool.map(send, batches))
-    return time.perf_counter() - started
-
-
-def bench_direct(uri: str, batches: list[dict[str, Any]], concurrency: int) -> float:
-    async def run() -> float:
-        settings = Settings(neo4j_uri=uri)
-        driver = create_driver(settings)
-        await apply_schema(driver, settings.neo4j_database)
-        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        for b in batches:
-            queue.put_nowait(b)
-
-        async def worker() -> None:
-            async with driver.session(database=settings.neo4j_database) as session:
-                while not queue.empty():
-                    batch = queue.get_nowait()
-                    await write_batch(session, batch_rows(TraceBatch.model_validate(batch)))
-
-        started = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-        elapsed = time.perf_counter() - started
-        await driver.close()
-        return elapsed
-
-    return asyncio.run(run())
+    with concurrent.futures.ThreadPoolExecutor(len(streams)) as pool:
+        list(pool.map(send, streams))
 
 
-def ingestion(n_ops: int, batch_size: int, concurrency: int, workdir: Path) -> dict[str, Any]:
-    batches = list(chain_batches("bench", n_ops, batch_size))
+def conflicting(batch: dict[str, Any]) -> dict[str, Any]:
+    """``batch`` with its last operation renamed: a redefinition of a stored id (409)."""
+    ops = list(batch["operations"])
+    ops[-1] = {**ops[-1], "name": "renamed"}
+    return {**batch, "operations": ops}
+
+
+def limit_rows(batch: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The rows of the create statements, straight from the JSON of a ``chain_batches`` batch.
+    ``fp`` is a fixed 32-character string: the same bytes stored, no hashing."""
+    fp = "0" * 32
+    units, ops = [], []
+    for op in batch["operations"]:
+        for out in op["outputs"]:
+            units.append({**out, "ts": None, "attributes": None, "memory_id": None, "fp": fp})
+        ops.append(
+            {
+                **op,
+                "attributes": None,
+                "fp": fp,
+                "inputs": [{"unit": u, "position": i} for i, u in enumerate(op["inputs"])],
+                "outputs": [{"unit": u["id"], "position": i} for i, u in enumerate(op["outputs"])],
+            }
+        )
+    seeds = [u for u in batch["operations"][0]["inputs"] if "seed" in u]
+    return {"seeds": seeds, "units": units, "operations": ops}
+
+
+async def _limit_write(tx: AsyncManagedTransaction, project: str, rows: dict[str, Any]) -> None:
+    if rows["seeds"]:  # the first batch of a chain: its inputs are referenced only
+        await tx.run(query("ingest/create_unit_refs"), project=project, ids=rows["seeds"])
+    await tx.run(query("ingest/create_units"), project=project, rows=rows["units"])
+    await tx.run(query("ingest/create_operations"), project=project, rows=rows["operations"])
+
+
+async def _limit(session: AsyncSession, batch: dict[str, Any]) -> None:
+    rows = limit_rows(batch)  # timed, as the API's own rows are
+    await session.execute_write(_limit_write, batch["project"], rows)
+
+
+async def _direct(session: AsyncSession, batch: dict[str, Any]) -> None:
+    await write_batch(session, batch_rows(TraceBatch.model_validate(batch)))
+
+
+async def _write_all(
+    driver: AsyncDriver,
+    streams: Streams,
+    write: Callable[[AsyncSession, dict[str, Any]], Awaitable[None]],
+) -> None:
+    async def sender(batches: list[dict[str, Any]]) -> None:
+        async with driver.session(database="neo4j") as session:
+            for batch in batches:
+                await write(session, batch)
+
+    await asyncio.gather(*(sender(s) for s in streams))
+
+
+def _chunk(streams: Streams, rounds: int, r: int) -> Streams:
+    """Round ``r`` of ``rounds``: the same slice of each sender's batches."""
+    return [s[len(s) * r // rounds : len(s) * (r + 1) // rounds] for s in streams]
+
+
+def ingestion(
+    n_ops: int, batch_size: int, concurrency: int, rounds: int, workdir: Path
+) -> dict[str, Any]:
+    """All paths on one Neo4j (a project each), taking turns round by round, so that a machine
+    whose load changes during the run (this one is shared) slows each path alike."""
+    paths = ("limit", "api", "direct")
+    streams = {p: chain_streams(p, n_ops, batch_size, concurrency) for p in paths}
+    keys = (*paths, "resend", "conflict")
+    seconds = dict.fromkeys(keys, 0.0)
+    # CPU seconds per path of Neo4j, of the service process, and of this process (the HTTP
+    # senders for the API; rows and the driver for limit and direct): where the time goes.
+    cpu = {k: dict.fromkeys(("neo4j", "service", "bench"), 0.0) for k in keys}
+    n_conflicts = 0
+
     with fresh_neo4j() as local, service_on(local, workdir) as service:
-        api_s = bench_api(service.url, batches, concurrency)
-    with fresh_neo4j() as local:
-        direct_s = bench_direct(local.uri, batches, concurrency)
+        processes = {
+            "neo4j": psutil.Process(local.pid()),
+            "service": psutil.Process(service.process.pid),
+            "bench": psutil.Process(),
+        }
+
+        def cpu_now() -> dict[str, float]:
+            return {name: sum(p.cpu_times()[:2]) for name, p in processes.items()}
+
+        def timed(key: str, work: Callable[..., object], *args: Any) -> None:
+            before, started = cpu_now(), time.perf_counter()
+            work(*args)
+            seconds[key] += time.perf_counter() - started
+            for name, value in cpu_now().items():
+                cpu[key][name] += value - before[name]
+
+        # One event loop and one driver for the direct paths, made before any timing starts.
+        loop = asyncio.new_event_loop()
+        settings = Settings(neo4j_uri=local.uri)
+        driver = create_driver(settings)
+        loop.run_until_complete(apply_schema(driver, settings.neo4j_database))
+
+        def direct_writes(path: str, chunk: Streams) -> None:
+            write = _limit if path == "limit" else _direct
+            loop.run_until_complete(_write_all(driver, chunk, write))
+
+        # Untimed: one batch per sender on each path first, so that no path pays alone for the
+        # JVM's warm-up or the first query plans.
+        for path in paths:
+            warm = chain_streams(f"warm-{path}", batch_size * concurrency, batch_size, concurrency)
+            if path == "api":
+                _send_all(service.url, warm, 200)
+            else:
+                direct_writes(path, warm)
+        for r in range(rounds):
+            order = paths[r % 3 :] + paths[: r % 3]  # who goes first changes every round
+            for path in order:
+                chunk = _chunk(streams[path], rounds, r)
+                if path == "api":
+                    timed("api", _send_all, service.url, chunk, 200)
+                else:
+                    timed(path, direct_writes, path, chunk)
+            api_chunk = _chunk(streams["api"], rounds, r)
+            timed("resend", _send_all, service.url, api_chunk, 200)
+            conflicts = [[conflicting(s[-1])] for s in api_chunk if s]
+            n_conflicts += len(conflicts)
+            timed("conflict", _send_all, service.url, conflicts, 409)
+            print(
+                f"round {r + 1}/{rounds}: "
+                + ", ".join(f"{k} {v:.1f}s" for k, v in seconds.items()),
+                flush=True,
+            )
+        loop.run_until_complete(driver.close())
+        loop.close()
+    total = sum(len(b["operations"]) for s in streams["api"] for b in s)
+    n_batches = sum(len(s) for s in streams["api"])
+    limit_s = seconds["limit"]
+    per_batch = {k: n_conflicts if k == "conflict" else n_batches for k in keys}
+    cpu_ms_per_batch = {
+        k: {name: round(v / per_batch[k] * 1000) for name, v in cpu[k].items()} for k in keys
+    }
     return {
-        "operations": n_ops,
+        "cpu_ms_per_batch": cpu_ms_per_batch,
+        "operations_per_path": total,
         "batch_size": batch_size,
         "concurrency": concurrency,
-        "api_seconds": round(api_s, 2),
-        "api_ops_per_s": round(n_ops / api_s),
-        "direct_seconds": round(direct_s, 2),
-        "direct_ops_per_s": round(n_ops / direct_s),
-        "api_to_direct_ratio": round(direct_s / api_s, 3),
+        "rounds": rounds,
+        "limit_ops_per_s": round(total / limit_s),
+        "api_ops_per_s": round(total / seconds["api"]),
+        "direct_ops_per_s": round(total / seconds["direct"]),
+        "api_to_limit": round(limit_s / seconds["api"], 3),
+        "direct_to_limit": round(limit_s / seconds["direct"], 3),
+        "resend_ops_per_s": round(total / seconds["resend"]),
+        "resend_to_limit": round(limit_s / seconds["resend"], 3),
+        "conflict_batches": n_conflicts,
+        "conflict_ms_per_batch": round(seconds["conflict"] / n_conflicts * 1000, 1),
+        "limit_ms_per_batch": round(limit_s / n_batches * 1000, 1),
     }
 
 
@@ -235,6 +375,8 @@ def main() -> None:
     parser.add_argument("--operations", type=int, default=200_000)
     parser.add_argument("--batch-size", type=int, default=1_000)
     parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=10, help="turns the paths take")
+    parser.add_argument("--out", default="ingestion", help="results/<OUT>.json")
     parser.add_argument("--small-copies", type=int, default=20, help="cases in the ~10k graph")
     parser.add_argument("--large-copies", type=int, default=2_000, help="cases in the 1M graph")
     parser.add_argument("--requests", type=int, default=200)
@@ -245,7 +387,7 @@ def main() -> None:
         workdir = Path(tmp)
         if "ingestion" not in args.skip:
             figures["ingestion"] = ingestion(
-                args.operations, args.batch_size, args.concurrency, workdir
+                args.operations, args.batch_size, args.concurrency, args.rounds, workdir
             )
             print("ingestion:", figures["ingestion"], flush=True)
         if "subgraph" not in args.skip:
@@ -253,7 +395,7 @@ def main() -> None:
                 args.small_copies, args.large_copies, args.requests, workdir
             )
             print("subgraph:", figures["subgraph"], flush=True)
-    print("written to", save("ingestion", figures))
+    print("written to", save(args.out, figures))
 
 
 if __name__ == "__main__":

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -25,6 +23,7 @@ from cli.attribution import attribute_cases, attribution_table
 from cli.batch_files import read_batches
 from cli.http import ServiceRequestError, batch_client, checked, service_client
 from service.neo4j_local import LocalNeo4j, Neo4jLaunchError
+from service.processes import NotReady, spawn, wait_ready
 from service.settings import get_settings
 
 
@@ -48,34 +47,17 @@ def start_background_service(neo4j_uri: str, console: Console) -> None:
     log_path = settings.local_neo4j_dir / "service.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "MEMTRACE_NEO4J_URI": neo4j_uri}
-    with open(log_path, "ab") as log:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "service.main:app",
-                "--host",
-                settings.host,
-                "--port",
-                str(settings.port),
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,
-        )
+    uvicorn = [sys.executable, "-m", "uvicorn", "service.main:app"]
+    address = ["--host", settings.host, "--port", str(settings.port)]
+    process = spawn([*uvicorn, *address], log_path, env=env, detach=True)
     _service_pid_file().write_text(str(process.pid))
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the service exited with {process.returncode}; see {log_path}")
-        if _service_ready(settings.url):
-            console.print(f"service answers on {settings.url} (pid {process.pid}, log {log_path})")
-            return
-        time.sleep(0.3)
-    raise RuntimeError(f"the service did not become ready in 60s; see {log_path}")
+    try:
+        wait_ready(process, lambda: _service_ready(settings.url), 60, poll_s=0.3)
+    except NotReady as e:
+        if e.returncode is not None:
+            raise RuntimeError(f"the service exited with {e.returncode}; see {log_path}") from e
+        raise RuntimeError(f"the service did not become ready in 60s; see {log_path}") from e
+    console.print(f"service answers on {settings.url} (pid {process.pid}, log {log_path})")
 
 
 def stop_background_service(console: Console) -> None:

@@ -26,9 +26,10 @@ from rich.progress import (
     track,
 )
 
+from cli import ingest_state
 from cli.attribution import attribute_cases, attribution_table
 from cli.audits import audits_table, list_audits, parse_params, rows_table, run_audit
-from cli.batch_files import BatchFileError, count_operations, read_batches
+from cli.batch_files import BatchFileError, count_operations, is_jsonl, read_batches
 from cli.http import (
     CommandError,
     ServiceRequestError,
@@ -36,7 +37,9 @@ from cli.http import (
     checked,
     failures_end_in_one_line,
     service_client,
+    service_url,
 )
+from cli.ingest_file import send_jsonl
 from cli.jobs import follow_job, job_results, progress_line, resume_job, start_job
 from cli.reports import fetch_report, report_json, report_tables
 from ingest.execution_graph import iter_graph_files, load_execution_graph
@@ -78,13 +81,26 @@ def _options(
 def serve(
     host: Annotated[str | None, typer.Option(help="Bind address.")] = None,
     port: Annotated[int | None, typer.Option(help="Port.")] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(min=1, help="Worker processes sharing the port (MEMTRACE_WORKERS; 1)."),
+    ] = None,
 ) -> None:
-    """Run the HTTP service (OpenAPI docs at /docs)."""
+    """Run the HTTP service (OpenAPI docs at /docs).
+
+    Each worker is a process of its own that builds the app with ``service.app:create_app``
+    (settings from the MEMTRACE_* environment) and its own Neo4j driver; they share nothing but
+    the graph, which is what makes several workers, or several machines, safe."""
     import uvicorn
 
     settings = get_settings()
     uvicorn.run(
-        "service.main:app", host=host or settings.host, port=port or settings.port, log_level="info"
+        "service.app:create_app",
+        factory=True,
+        host=host or settings.host,
+        port=port or settings.port,
+        workers=workers or settings.workers,
+        log_level="info",
     )
 
 
@@ -123,8 +139,24 @@ def ingest(
     file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="JSON or JSONL.")],
     url: Annotated[str | None, typer.Option(help="Service URL.")] = None,
     project: Annotated[str | None, typer.Option(help="Override each batch's project.")] = None,
+    restart: Annotated[
+        bool, typer.Option("--restart", help="JSONL: ignore where an earlier run stopped.")
+    ] = False,
 ) -> None:
-    """Send every batch in FILE to the service, with a progress bar and a summary."""
+    """Send every batch in FILE to the service, with progress and a summary.
+
+    A JSONL file (one batch per line) is streamed: memory stays flat whatever its size, progress
+    shows bytes, batches and operations/s, and an interrupted run (Ctrl-C, a refused batch, a
+    lost service) goes on where it stopped when run again; FILE.memtrace-progress remembers where.
+    A JSON file (one batch or a list) is read whole and sent from the start every time."""
+    try:
+        jsonl = is_jsonl(file)
+    except OSError as e:
+        err.print(f"[red]cannot read {file}: {e.strerror or e}[/red]")
+        raise typer.Exit(2) from e
+    if jsonl:
+        _ingest_jsonl(file, url, project, restart)
+        return
     try:
         batches = list(read_batches(file))
     except BatchFileError as e:
@@ -157,6 +189,34 @@ def ingest(
             progress.advance(task, count_operations(batch))
     console.print(
         f"{len(batches)} batch(es): created {totals['created']}, already there {totals['existing']}"
+    )
+
+
+def _ingest_jsonl(file: Path, url: str | None, project: str | None, restart: bool) -> None:
+    """Stream a JSONL file from where an earlier run stopped (``cli.ingest_file``)."""
+    target = service_url(url)
+    if restart:
+        ingest_state.clear(file)
+    state, note = ingest_state.load(file, target, project)
+    if note:
+        err.print(note, highlight=False)
+    if state.offset:
+        err.print(
+            f"going on after line {state.line} ({state.batches} batch(es) already stored)",
+            highlight=False,
+        )
+    with failures_end_in_one_line(err, url), batch_client(url) as client:
+        try:
+            state = send_jsonl(file, client, project, state, console)
+        except BatchFileError as e:
+            err.print(f"[red]{e}[/red]")
+            raise typer.Exit(2) from e
+        except KeyboardInterrupt:
+            err.print(f"stopped; run the same command again to go on after line {state.line}")
+            raise typer.Exit(130) from None
+    ingest_state.clear(file)
+    console.print(
+        f"{state.batches} batch(es): created {state.created}, already there {state.existing}"
     )
 
 

@@ -6,7 +6,9 @@ import httpx
 from rich.table import Table
 
 from cli.http import checked
-from graph_schema.reports import Report
+from service import report_tables as tables
+from service.models.reports import Report
+from service.report_tables import ReportTable, number
 
 
 def fetch_report(
@@ -23,74 +25,33 @@ def fetch_report(
     return Report.model_validate(checked(client.get("/report", params=params)))
 
 
-def _name(value: str | None) -> str:
-    return "(none)" if value is None else value
+def _cell(value: object) -> str:
+    if value is None:
+        return "(none)"
+    return number(value) if isinstance(value, int | float) else str(value)
 
 
-def _pct(share: float) -> str:
-    return f"{share * 100:.1f}%"
+def _terminal(table: ReportTable) -> Table:
+    """One of the report's tables (``service.report_tables``) as a rich table."""
+    shown = Table(title=table.title)
+    for i, header in enumerate(table.headers):
+        shown.add_column(header, justify="right" if i in table.numeric else "left")
+    for row in table.rows:
+        shown.add_row(*(_cell(v) for v in row))
+    return shown
 
 
 def report_tables(report: Report) -> list[Table]:
-    """The report's numbers as rich tables, in the order of the HTML page."""
-    t = report.totals
-    totals = Table(
-        "cases",
-        "failed",
-        "attributed",
-        "inconclusive",
-        "unanswerable",
-        "not failed",
-        "failed, not attributed",
-        title=f"error report of {report.project!r}",
-    )
-    totals.add_row(
-        *(
-            str(n)
-            for n in (
-                t.cases,
-                t.failed,
-                t.attributed,
-                t.inconclusive,
-                t.unanswerable,
-                t.not_failed,
-                t.failed_unattributed,
-            )
-        )
-    )
-    types = [row.error_type for row in report.by_error_type]
-    per_system = Table("system", *types, "total", title="error types per system")
-    for s in report.by_system:
-        per_system.add_row(
-            _name(s.system), *(str(s.by_error_type.get(k, 0)) for k in types), str(s.count)
-        )
-    by_type = Table("error type", "cases", "share", title="error types")
-    for row in report.by_error_type:
-        by_type.add_row(row.error_type, str(row.count), _pct(row.share))
-    operations = Table("operation", "system", "blamed", "share", title="most blamed operations")
-    for op in report.top_operations:
-        operations.add_row(
-            _name(op.operation_name), _name(op.system), str(op.count), _pct(op.share)
-        )
-    tables = [totals, per_system, by_type, operations]
+    """The report's numbers as rich tables, built by the same code as the HTML page's, in its
+    order (the long breakdown table is left to the page and ``--json``)."""
+    labels, counts = zip(*tables.totals(report), strict=True)
+    totals = Table(*labels, title=f"error report of {report.project!r}")
+    totals.add_row(*(number(n) for n in counts))
+    shown = [tables.per_system(report), tables.by_error_type(report), tables.operations(report)]
     if report.top_prompts:
-        prompts = Table("prompt", "operations", "blamed", "share", title="most blamed prompts")
-        for p in report.top_prompts:
-            prompts.add_row(p.prompt, ", ".join(p.operation_names), str(p.count), _pct(p.share))
-        tables.append(prompts)
-    trend = Table(report.filters.bucket, "error type", "cases", title="error types over time")
-    for point in report.trend:
-        trend.add_row(point.period.isoformat(), point.error_type, str(point.count))
-    c = report.cost
-    cost = Table("", "total", "mean", title=f"attribution cost ({c.attributions} attributions)")
-    for label, total, mean in (
-        ("LLM calls", c.llm_calls, c.mean_llm_calls),
-        ("input tokens", c.input_tokens, c.mean_input_tokens),
-        ("output tokens", c.output_tokens, c.mean_output_tokens),
-        ("seconds", c.seconds, c.mean_seconds),
-    ):
-        cost.add_row(label, f"{total:g}", f"{mean:.2f}")
-    return [*tables, trend, cost]
+        shown.append(tables.prompts(report))
+    shown += [tables.over_time(report), tables.cost(report)]
+    return [totals, *(_terminal(t) for t in shown)]
 
 
 def report_json(report: Report) -> str:

@@ -2,7 +2,7 @@
 
 Each statement lives in its own ``.cypher`` file in this package; the file opens with ``//``
 comments stating its ``$params``. Python code never holds Cypher text: it asks for a statement by
-its path, e.g. ``query("ingest/merge_units")``. Values reach Cypher only as parameters.
+its path, e.g. ``query("audits/dangling_units")``. Values reach Cypher only as parameters.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""The memory evolution graph: what MemTrace stores and the wire format that fills it.
+"""The memory evolution graph: what MemTrace stores, as the writer, the Cypher catalogue and the
+API share it (the wire format that fills it is ``memtrace_client.models``; the API's models are
+``service.models``).
 
 Nodes (every node carries ``project``; ``(project, id)`` is unique per label):
 
@@ -18,24 +20,11 @@ Relationships:
 variable-length pattern, ``(u)-[:PRODUCED_BY|CONSUMES*0..]->(x)``, which Neo4j runs as a
 pruning breadth-first expand. The equivalent mixed-direction quantified path pattern enumerates
 every path and explodes on the diamond-shaped DAGs memory systems produce (see README).
+
+``labels`` names every label, relationship type (attributions and jobs too), constraint and
+index; ``kinds`` the kinds of units and operations, the verdicts and the memory-entry rule.
 """
 
-from graph_schema.models import (
-    CaseIn,
-    OperationIn,
-    OperationKind,
-    TraceBatch,
-    UnitIn,
-    UnitKind,
-    Verdict,
-)
+from graph_schema.kinds import ENTRY_KEYS, OperationKind, UnitKind, Verdict, memory_entry
 
-__all__ = [
-    "CaseIn",
-    "OperationIn",
-    "OperationKind",
-    "TraceBatch",
-    "UnitIn",
-    "UnitKind",
-    "Verdict",
-]
+__all__ = ["ENTRY_KEYS", "OperationKind", "UnitKind", "Verdict", "memory_entry"]

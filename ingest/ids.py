@@ -1,11 +1,11 @@
 """Wire ids made by the converters (execution graphs, OTLP): at most 256 characters, the limit
-``graph_schema.models.Identifier`` enforces."""
+``memtrace_client.models.Identifier`` enforces."""
 
 from __future__ import annotations
 
 import hashlib
 
-from graph_schema.models import MAX_ID
+from memtrace_client.models import MAX_ID
 
 __all__ = ["MAX_ID", "bounded_id"]
 

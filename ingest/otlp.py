@@ -75,7 +75,7 @@ from typing import Any, get_args
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from graph_schema.models import OperationKind, Verdict
+from graph_schema import OperationKind, Verdict
 from ingest import otlp_units as u
 from ingest.ids import MAX_ID
 from ingest.otlp_decode import Loc, where

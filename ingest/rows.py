@@ -7,6 +7,11 @@ with every offending id before anything is written.
 Each definition gets a fingerprint, a hash of its canonical form. The writer compares it with the
 fingerprint stored on an existing node: equal means an identical re-send (safe to retry), different
 means an attempt to redefine an immutable id (409).
+
+Timestamps travel as ISO-8601 strings and Cypher's ``datetime()`` parses them: the driver's own
+encoding of a Python ``datetime`` is pure Python, ~50 us each on our 2-core machines (measured:
+152 ms of CPU for 3,000), against ~1.5 us for ``isoformat()``; it was the largest cost of the
+writer's Python side for a batch of 1,000 operations.
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from graph_schema.models import CaseIn, OperationIn, TraceBatch, UnitIn, memory_entry
+from memtrace_client.models import CaseIn, OperationIn, TraceBatch, UnitIn
+
+from graph_schema import memory_entry
 
 
 def _attributes_json(attributes: dict[str, Any]) -> str | None:
@@ -58,42 +65,37 @@ def unit_row(unit: UnitIn) -> dict[str, Any]:
         "id": unit.id,
         "kind": unit.kind,
         "content": unit.content,
-        "ts": unit.ts,
+        "ts": ts,
         "attributes": attributes,
         # The memory entry, as a property of its own: Cypher cannot read inside the JSON
         # attributes, and the audits find an entry's versions through the (project, memory_id)
         # index. Not in the fingerprint: it is derived from the attributes, which are.
-        "memory_id": memory_entry(unit.attributes),
+        "memory_id": memory_entry(unit.attributes) if unit.attributes else None,
         "fp": fingerprint(unit.kind, unit.content, ts, attributes),
     }
 
 
-def _edges(refs: list[str | UnitIn]) -> list[dict[str, Any]]:
-    return [{"unit": _ref_id(ref), "position": i} for i, ref in enumerate(refs)]
+def _edges(ids: list[str]) -> list[dict[str, Any]]:
+    return [{"unit": unit_id, "position": i} for i, unit_id in enumerate(ids)]
 
 
 def operation_row(op: OperationIn) -> dict[str, Any]:
     attributes = _attributes_json(op.attributes)
-    inputs, outputs = _edges(op.inputs), _edges(op.outputs)
+    input_ids = [_ref_id(ref) for ref in op.inputs]
+    output_ids = [_ref_id(ref) for ref in op.outputs]
+    ts = op.ts.isoformat()
     return {
         "id": op.id,
         "name": op.name,
         "kind": op.kind,
         "system": op.system,
         "session_id": op.session_id,
-        "ts": op.ts,
+        "ts": ts,
         "attributes": attributes,
-        "inputs": inputs,
-        "outputs": outputs,
+        "inputs": _edges(input_ids),
+        "outputs": _edges(output_ids),
         "fp": fingerprint(
-            op.name,
-            op.kind,
-            op.system,
-            op.session_id,
-            op.ts.isoformat(),
-            attributes,
-            [e["unit"] for e in inputs],
-            [e["unit"] for e in outputs],
+            op.name, op.kind, op.system, op.session_id, ts, attributes, input_ids, output_ids
         ),
     }
 

@@ -13,9 +13,8 @@ from service import ui
 from service.auth import KeyConfigError, authorize, load_keys
 from service.auth_middleware import AuthenticationMiddleware
 from service.body_limit import BodyLimitMiddleware
-from service.db import apply_schema, create_driver
+from service.db import Stores
 from service.docs import install_docs
-from service.errors import StoreUnavailable
 from service.http_errors import install_error_handlers
 from service.id_paths import EncodedSlashMiddleware
 from service.routes import (
@@ -39,7 +38,8 @@ log = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
-    """The service. The Neo4j driver is made at start-up and closed at shutdown."""
+    """The service. The Neo4j drivers (one per store) are made at start-up and closed at
+    shutdown."""
     settings = settings or get_settings()
 
     try:
@@ -51,18 +51,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        app.state.driver = create_driver(settings)
-        app.state.schema_ready = False
-        try:
-            await apply_schema(app.state.driver, settings.neo4j_database)
-            app.state.schema_ready = True
-        except StoreUnavailable:
-            # Start anyway: requests answer 503 until Neo4j is back, then the first one applies it.
-            log.warning("neo4j not reachable at start-up; the schema is applied on first use")
+        app.state.stores = Stores(settings)
+        # A store that is down does not stop the start: its projects' requests answer 503 until
+        # it is back, then the first one applies its schema.
+        await app.state.stores.apply_schemas()
         try:
             yield
         finally:
-            await app.state.driver.close()
+            await app.state.stores.close()
 
     app = FastAPI(
         title="MemTrace",

@@ -26,8 +26,8 @@ from typing import Annotated
 from fastapi import Depends, Header, Query, Request
 from starlette.datastructures import Headers
 
-from graph_schema.models import ProjectName
 from service.errors import Forbidden, InvalidInput
+from service.models.traces import ProjectName
 from service.settings import Settings
 
 PROJECT_HEADER = "X-MemTrace-Project"

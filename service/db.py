@@ -1,7 +1,10 @@
-"""The one Neo4j driver of a process, schema bootstrap, and driver errors turned into ours.
+"""The Neo4j drivers of a process (one per store), schema bootstrap, and driver errors turned
+into ours.
 
-The driver is created in the FastAPI lifespan (or by a CLI command) and passed down; nothing else
-builds one. Only ``service.repository`` runs queries through it.
+``Stores`` holds one driver per configured store (``service.placement``): made in the FastAPI
+lifespan, closed at shutdown; a request gets a session on its acting project's store
+(``service.dependencies``). The attribution job thread has its own ``Stores`` (an async driver
+belongs to the event loop that made it). Only ``service.repository`` runs queries through them.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import ParamSpec, TypeVar
 
 from neo4j import AsyncDriver, AsyncGraphDatabase
@@ -22,6 +26,7 @@ from neo4j.exceptions import (
 
 from cypher import names, query
 from service.errors import QueryFailed, StoreUnavailable
+from service.placement import DEFAULT_STORE, StoreConfig, store_of
 from service.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -33,11 +38,23 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 
-def create_driver(settings: Settings) -> AsyncDriver:
-    """A driver that gives up quickly when Neo4j is down, so callers get a 503, not a hang."""
+def default_store(settings: Settings) -> StoreConfig:
+    """The store of ``MEMTRACE_NEO4J_URI``/``_DATABASE``/``_USER``/``_PASSWORD``."""
+    return StoreConfig(
+        uri=settings.neo4j_uri,
+        database=settings.neo4j_database,
+        user=settings.neo4j_user,
+        password=settings.neo4j_password,
+    )
+
+
+def create_driver(settings: Settings, store: StoreConfig | None = None) -> AsyncDriver:
+    """A driver for ``store`` (default: the default store) that gives up quickly when Neo4j is
+    down, so callers get a 503, not a hang. A ``neo4j://`` URI gives a routing driver."""
+    store = store or default_store(settings)
     return AsyncGraphDatabase.driver(
-        settings.neo4j_uri,
-        auth=(settings.neo4j_user, settings.neo4j_password.get_secret_value()),
+        store.uri,
+        auth=(store.user, store.password.get_secret_value()),
         connection_timeout=settings.neo4j_connect_timeout_s,
         connection_acquisition_timeout=settings.neo4j_connect_timeout_s * 2,
         max_transaction_retry_time=settings.neo4j_retry_time_s,
@@ -45,6 +62,62 @@ def create_driver(settings: Settings) -> AsyncDriver:
         # in a service log and cost a little on every query.
         notifications_min_severity="OFF",
     )
+
+
+@dataclass
+class Store:
+    """One store as a request uses it: its driver, its database, whether its schema is on."""
+
+    name: str
+    driver: AsyncDriver
+    database: str
+    schema_ready: bool = False
+
+
+class Stores:
+    """One driver per configured store (creating a driver does no I/O), and the placement that
+    says which of them holds a project."""
+
+    def __init__(self, settings: Settings) -> None:
+        configs = {DEFAULT_STORE: default_store(settings), **settings.neo4j_stores}
+        self._placement = settings.neo4j_placement
+        self._stores = {
+            name: Store(name, create_driver(settings, config), config.database)
+            for name, config in configs.items()
+        }
+
+    def for_project(self, project: str) -> Store:
+        """The store holding ``project``."""
+        return self._stores[store_of(project, self._placement)]
+
+    async def ready_for(self, project: str) -> Store:
+        """The store holding ``project``, its schema applied (once: a store that was down at
+        start-up gets it on first use)."""
+        store = self.for_project(project)
+        if not store.schema_ready:
+            await apply_schema(store.driver, store.database)
+            store.schema_ready = True
+        return store
+
+    def all(self) -> list[Store]:
+        """Every store, the default first."""
+        return list(self._stores.values())
+
+    async def apply_schemas(self) -> None:
+        """Apply the schema on every store that answers; one that does not gets it on first
+        use (``ready_for``)."""
+        for store in self._stores.values():
+            try:
+                await apply_schema(store.driver, store.database)
+                store.schema_ready = True
+            except StoreUnavailable:
+                log.warning(
+                    "neo4j store %r not reachable; its schema is applied on first use", store.name
+                )
+
+    async def close(self) -> None:
+        for store in self._stores.values():
+            await store.driver.close()
 
 
 def store_errors(func: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:

@@ -1,14 +1,17 @@
-"""FastAPI dependencies: settings, and one Neo4j session per request closed in ``finally``."""
+"""FastAPI dependencies: settings, the stores, and one Neo4j session per request on the store of
+the acting project (``service.auth.acting_project``), closed in ``finally``."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Annotated
 
 from fastapi import Depends, Request
-from neo4j import AsyncDriver, AsyncSession
+from neo4j import READ_ACCESS, AsyncSession
 
-from service.db import apply_schema
+from service.auth import ProjectDep
+from service.db import Stores
 from service.settings import Settings
 
 
@@ -22,16 +25,50 @@ def app_settings(request: Request) -> Settings:
 SettingsDep = Annotated[Settings, Depends(app_settings)]
 
 
-async def get_session(request: Request, settings: SettingsDep) -> AsyncIterator[AsyncSession]:
-    driver: AsyncDriver = request.app.state.driver
-    if not request.app.state.schema_ready:  # Neo4j was down at start-up
-        await apply_schema(driver, settings.neo4j_database)
-        request.app.state.schema_ready = True
-    session = driver.session(database=settings.neo4j_database)
+def app_stores(request: Request) -> Stores:
+    """The app's drivers, one per store (made in the lifespan)."""
+    stores: Stores = request.app.state.stores
+    return stores
+
+
+StoresDep = Annotated[Stores, Depends(app_stores)]
+
+
+@asynccontextmanager
+async def project_session(stores: Stores, project: str) -> AsyncIterator[AsyncSession]:
+    """A session on the store holding ``project`` (its schema applied). For a route that learns
+    its project from the body (``POST /traces``); the others take ``SessionDep``."""
+    store = await stores.ready_for(project)
+    async with store.driver.session(database=store.database) as session:
+        yield session
+
+
+async def get_session(stores: StoresDep, project: ProjectDep) -> AsyncIterator[AsyncSession]:
+    async with project_session(stores, project) as session:
+        yield session
+
+
+SessionDep = Annotated[AsyncSession, Depends(get_session)]
+"""A session on the acting project's store. Reads in it run in read transactions
+(``execute_read``), which a routing driver sends to a cluster's secondaries."""
+
+# Rows of an ad-hoc query come from Neo4j in batches this big, so that reading can stop soon
+# after the byte budget is spent instead of after the driver's default of 1,000 rows.
+_ADHOC_FETCH_SIZE = 50
+
+
+async def get_read_session(stores: StoresDep, project: ProjectDep) -> AsyncIterator[AsyncSession]:
+    """A read-access session on the acting project's store: Neo4j itself refuses writes in its
+    transactions, and a routing driver sends them to a secondary. (No schema bootstrap: a read
+    needs no constraint.)"""
+    store = stores.for_project(project)
+    session = store.driver.session(
+        database=store.database, default_access_mode=READ_ACCESS, fetch_size=_ADHOC_FETCH_SIZE
+    )
     try:
         yield session
     finally:
         await session.close()
 
 
-SessionDep = Annotated[AsyncSession, Depends(get_session)]
+ReadSessionDep = Annotated[AsyncSession, Depends(get_read_session)]

@@ -7,13 +7,14 @@ markup or script. The page needs no network and no JavaScript.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from datetime import date
+from collections.abc import Set as AbstractSet
 from html import escape
 
-from graph_schema.reports import Report
+from service import report_tables as tables
+from service.models.reports import Report
 from service.report_plots import blamed_operations, errors_over_time, errors_per_system
+from service.report_tables import ReportTable, number
 
 MAX_TABLE_ROWS = 200
 
@@ -42,17 +43,9 @@ def _e(value: object) -> str:
     return "—" if value is None else escape(str(value), quote=True)
 
 
-def _num(value: float | int) -> str:
-    if isinstance(value, float) and not value.is_integer():
-        return f"{value:,.2f}" if abs(value) >= 1 else f"{value:.3g}"
-    return f"{int(value):,}"
-
-
-def _pct(share: float) -> str:
-    return f"{share * 100:.1f}%"
-
-
-def _table(headers: Sequence[str], rows: Iterable[Sequence[object]], numeric: set[int]) -> str:
+def _table(
+    headers: Sequence[str], rows: Iterable[Sequence[object]], numeric: AbstractSet[int]
+) -> str:
     """A table; columns in ``numeric`` are right-aligned and formatted as numbers."""
     head = "".join(
         f'<th class="num">{_e(h)}</th>' if i in numeric else f"<th>{_e(h)}</th>"
@@ -61,7 +54,7 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[object]], numeric: se
     body = []
     for row in rows:
         cells = "".join(
-            f'<td class="num">{_e(_num(v) if isinstance(v, int | float) else v)}</td>'
+            f'<td class="num">{_e(number(v) if isinstance(v, int | float) else v)}</td>'
             if i in numeric
             else f"<td>{_e(v)}</td>"
             for i, v in enumerate(row)
@@ -70,11 +63,13 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[object]], numeric: se
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def _cut(rows: list[Sequence[object]], what: str, limit: int = MAX_TABLE_ROWS) -> str:
-    """A note under a table cut at ``limit`` rows (the JSON report has them all)."""
-    if len(rows) <= limit:
-        return ""
-    return f'<p class="note">{_e(len(rows) - limit)} more {_e(what)} in the JSON report.</p>'
+def _rendered(table: ReportTable, limit: int = MAX_TABLE_ROWS) -> str:
+    """The table cut at ``limit`` rows, with a note saying how many more the JSON report has."""
+    html = _table(table.headers, table.rows[:limit], table.numeric)
+    if len(table.rows) <= limit:
+        return html
+    more = len(table.rows) - limit
+    return html + f'<p class="note">{_e(more)} more {_e(table.what)} in the JSON report.</p>'
 
 
 def _plot(uri: str, alt: str) -> str:
@@ -96,55 +91,27 @@ def _header(report: Report) -> str:
 
 
 def _cards(report: Report) -> str:
-    t = report.totals
-    items = [
-        ("cases", t.cases),
-        ("failed", t.failed),
-        ("attributed", t.attributed),
-        ("inconclusive", t.inconclusive),
-        ("unanswerable", t.unanswerable),
-        ("not failed", t.not_failed),
-        ("failed, not yet attributed", t.failed_unattributed),
-    ]
     cards = "".join(
-        f'<div class="card"><div class="n">{_e(_num(n))}</div><div class="k">{_e(k)}</div></div>'
-        for k, n in items
+        f'<div class="card"><div class="n">{_e(number(n))}</div><div class="k">{_e(k)}</div></div>'
+        for k, n in tables.totals(report)
     )
     return f'<h2>Totals</h2><div class="cards">{cards}</div>'
 
 
 def _per_system(report: Report) -> str:
-    types = [row.error_type for row in report.by_error_type]
-    rows: list[Sequence[object]] = [
-        [s.system if s.system is not None else "(none)"]
-        + [s.by_error_type.get(t, 0) for t in types]
-        + [s.count]
-        for s in report.by_system
-    ]
-    by_type: list[Sequence[object]] = [
-        [row.error_type, row.count, _pct(row.share)] for row in report.by_error_type
-    ]
-    numeric = set(range(1, len(types) + 2))
     return (
         "<h2>Error types per system</h2>"
         + _plot(errors_per_system(report), "stacked bars: error types per system")
-        + _table(["system", *types, "total"], rows[:MAX_TABLE_ROWS], numeric)
-        + _cut(rows, "systems")
-        + _table(["error type", "attributed failed cases", "share"], by_type, {1, 2})
+        + _rendered(tables.per_system(report))
+        + _rendered(tables.by_error_type(report))
     )
 
 
 def _operations(report: Report) -> str:
-    rows: list[Sequence[object]] = [
-        [op.operation_name, op.system, op.count, _pct(op.share), op.operations]
-        for op in report.top_operations
-    ]
-    headers = ["operation", "system", "blamed", "share", "distinct operations"]
     return (
         "<h2>Most blamed operations</h2>"
         + _plot(blamed_operations(report), "horizontal bars: the most blamed operations")
-        + _table(headers, rows[:MAX_TABLE_ROWS], {2, 3, 4})
-        + _cut(rows, "operations")
+        + _rendered(tables.operations(report))
     )
 
 
@@ -154,61 +121,28 @@ def _prompts(report: Report) -> str:
             '<h2>Most blamed prompts</h2><p class="note">No blamed operation carries a '
             "<code>prompt</code> attribute.</p>"
         )
-    rows: list[Sequence[object]] = [
-        [p.prompt, ", ".join(p.operation_names), p.count, _pct(p.share)] for p in report.top_prompts
-    ]
-    return (
-        "<h2>Most blamed prompts</h2>"
-        + _table(["prompt", "operations", "blamed", "share"], rows[:MAX_TABLE_ROWS], {2, 3})
-        + _cut(rows, "prompts")
-    )
+    return "<h2>Most blamed prompts</h2>" + _rendered(tables.prompts(report))
 
 
 def _over_time(report: Report) -> str:
-    types = [row.error_type for row in report.by_error_type]
-    per: dict[date, Counter[str]] = defaultdict(Counter)
-    for row in report.trend:
-        per[row.period][row.error_type] += row.count
-    rows: list[Sequence[object]] = [
-        [period.isoformat()] + [per[period][t] for t in types] + [per[period].total()]
-        for period in sorted(per)
-    ]
     return (
         f"<h2>Error types per {_e(report.filters.bucket)}</h2>"
         + _plot(errors_over_time(report), "lines: error types over time")
-        + _table(
-            [report.filters.bucket, *types, "total"],
-            rows[:MAX_TABLE_ROWS],
-            set(range(1, len(types) + 2)),
-        )
-        + _cut(rows, "periods")
+        + _rendered(tables.over_time(report))
     )
 
 
 def _breakdown(report: Report) -> str:
-    rows: list[Sequence[object]] = [
-        [r.system if r.system is not None else "(none)", r.error_type, r.operation_name, r.count]
-        for r in report.rows
-    ]
-    return (
-        "<h2>Attributed failed cases by system, error type and operation</h2>"
-        + _table(["system", "error type", "blamed operation", "cases"], rows[:MAX_TABLE_ROWS], {3})
-        + _cut(rows, "rows")
+    return "<h2>Attributed failed cases by system, error type and operation</h2>" + _rendered(
+        tables.breakdown(report)
     )
 
 
 def _cost(report: Report) -> str:
-    c = report.cost
-    rows: list[Sequence[object]] = [
-        ["LLM calls", c.llm_calls, c.mean_llm_calls],
-        ["input tokens", c.input_tokens, c.mean_input_tokens],
-        ["output tokens", c.output_tokens, c.mean_output_tokens],
-        ["seconds", c.seconds, c.mean_seconds],
-    ]
     return (
         "<h2>Attribution cost</h2>"
-        + f'<p class="note">Over the {_e(_num(c.attributions))} stored attribution(s) in scope.</p>'
-        + _table(["", "total", "mean per attribution"], rows, {1, 2})
+        + f'<p class="note">Over the {_e(number(report.cost.attributions))} stored '
+        "attribution(s) in scope.</p>" + _rendered(tables.cost(report))
     )
 
 

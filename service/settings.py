@@ -8,8 +8,10 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from service.placement import StoreConfig, check_placement
 
 NEO4J_VERSION = "5.26.30"
 """The Neo4j LTS patch the local launcher fetches from Maven Central and docker-compose pins."""
@@ -20,14 +22,31 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="MEMTRACE_", env_file=".env", extra="ignore")
 
-    # Neo4j connection.
-    neo4j_uri: str = Field("bolt://127.0.0.1:7687", description="Bolt URI of the graph store.")
+    # Neo4j connection: the default store. A neo4j:// or neo4j+s:// URI makes the driver route:
+    # reads (every read path runs in a read transaction) go to a cluster's secondaries, writes
+    # to its primary. bolt:// talks to one server.
+    neo4j_uri: str = Field(
+        "bolt://127.0.0.1:7687", description="Bolt or routing (neo4j://, neo4j+s://) URI."
+    )
     neo4j_user: str = Field("neo4j", description="Neo4j user (ignored when auth is disabled).")
     neo4j_password: SecretStr = Field(SecretStr("memtrace"), description="Neo4j password.")
     neo4j_database: str = Field("neo4j", description="Database name; Community has one.")
     neo4j_connect_timeout_s: float = Field(5.0, description="How long to wait for a connection.")
     neo4j_retry_time_s: float = Field(
         5.0, description="How long a managed transaction retries transient errors before a 503."
+    )
+    # Project placement (service.placement): more stores, and which projects live on them.
+    neo4j_stores: dict[str, StoreConfig] = Field(
+        default_factory=dict,
+        description="More Neo4j stores by name, as JSON: "
+        '{"big": {"uri": "neo4j+s://...", "database": "neo4j", "user": "neo4j", '
+        '"password": "..."}}. The name "default" is the store above.',
+    )
+    neo4j_placement: dict[str, str] = Field(
+        default_factory=dict,
+        description="Which store holds which projects, as JSON: project name or glob pattern "
+        '-> store name, e.g. {"acme": "big", "tenant-*": "big"}. Exact names first, then '
+        "the first matching pattern in the order listed; other projects: the default store.",
     )
 
     # Ingestion limits.
@@ -121,6 +140,12 @@ class Settings(BaseSettings):
     # HTTP server (memtrace serve).
     host: str = Field("127.0.0.1", description="Address `memtrace serve` binds.")
     port: int = Field(8000, description="Port `memtrace serve` binds.")
+    workers: int = Field(
+        1,
+        ge=1,
+        description="Worker processes of `memtrace serve` (uvicorn); each has its own Neo4j "
+        "driver, and they share the port.",
+    )
     url: str = Field("http://127.0.0.1:8000", description="Where CLI commands find the service.")
 
     # Local Neo4j launcher (memtrace neo4j start|stop|status).
@@ -134,6 +159,11 @@ class Settings(BaseSettings):
     local_neo4j_port: int = Field(7687, description="Bolt port of the local instance.")
     local_neo4j_heap: str = Field("2g", description="JVM heap of the local instance.")
     local_neo4j_pagecache: str = Field("2g", description="Page cache of the local instance.")
+
+    @model_validator(mode="after")
+    def _placement_names_known_stores(self) -> Settings:
+        check_placement(self.neo4j_placement, self.neo4j_stores)
+        return self
 
     def node_limit(self, requested: int | None) -> int:
         """The subgraph node limit for a request: what it asked for, never above the server's."""

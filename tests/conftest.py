@@ -16,6 +16,7 @@ import httpx
 import pytest
 from neo4j import Driver, GraphDatabase
 
+from tests.support.keyed import keyed_service
 from tests.support.llm_server import Answer, ScriptedLLM, oracle_from_ids, scripted_llm
 from tests.support.servers import (
     Neo4jHandle,
@@ -62,6 +63,13 @@ def service(neo4j: Neo4jHandle, workdir: Path) -> Iterator[ServiceHandle]:
         MEMTRACE_NEO4J_USER=neo4j.user,
         MEMTRACE_NEO4J_PASSWORD=neo4j.password,
     ) as handle:
+        yield handle
+
+
+@pytest.fixture(scope="module")
+def keyed(neo4j: Neo4jHandle, workdir: Path) -> Iterator[ServiceHandle]:
+    """A service with API keys over three filled projects (tests/support/keyed.py)."""
+    with keyed_service(neo4j, workdir) as handle:
         yield handle
 
 

@@ -5,22 +5,10 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from tests.support.attribution import attribute
 from tests.support.llm_server import ScriptedLLM, oracle_from_ids
 from tests.support.servers import ServiceHandle
-from tests.support.traces import demo_batch
-
-# The example trace's failed cases and the operation that broke each (see examples/README.md).
-DEMO_TRUTH = {
-    "case-1": ("ExtractionError", "op-extract-1"),
-    "case-2": ("UpdateError", "op-update-2"),
-    "case-3": ("DeletionError", "op-update-2"),
-    "case-4": ("RetrievalError", "op-search-4"),
-    "case-5": ("ResponseError", "op-answer-5"),
-}
-
-
-def attribute(client: httpx.Client, project: str, case_id: str, **body: object) -> httpx.Response:
-    return client.post(f"/attribute/{case_id}", params={"project": project}, json=body or None)
+from tests.support.traces import DEMO_TRUTH, demo_batch
 
 
 @pytest.mark.parametrize("case_id", sorted(DEMO_TRUTH))

@@ -16,16 +16,15 @@ import pytest
 from neo4j import Driver
 
 from tests.support.cli import memtrace
-from tests.support.naming import request_naming
-from tests.support.servers import Neo4jHandle, ServiceHandle, run_service
-from tests.support.traces import demo_batch
-from tests.test_isolation import (
+from tests.support.keyed import (
     ADMIN_KEY,
     ALLOWED,
     KEYS,
     PROJECTS,
-    keyed,  # noqa: F401  (the service with API keys, a fixture)
 )
+from tests.support.naming import request_naming
+from tests.support.servers import Neo4jHandle, ServiceHandle, run_service
+from tests.support.traces import demo_batch
 
 ODD_PREFIX = "a/b c-é-"
 """Case ids with a slash, a space and non-ASCII: a client building /attribute/{id} URLs trips
@@ -308,7 +307,7 @@ def _jobs_per_project(driver: Driver, projects: tuple[str, ...]) -> dict[str, in
 
 
 def test_job_endpoints_act_on_the_authorised_project_only(
-    keyed: ServiceHandle,  # noqa: F811  (the fixture imported above)
+    keyed: ServiceHandle,
     neo4j_driver: Driver,
 ) -> None:
     admin = {"Authorization": f"Bearer {ADMIN_KEY}"}

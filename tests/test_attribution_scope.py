@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from tests.test_attribution import attribute
+from tests.support.attribution import attribute
 
 DAY = "2023-05-08"
 

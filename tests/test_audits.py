@@ -12,7 +12,7 @@ import pytest
 from neo4j import Driver
 
 from cypher import names, query
-from service.services.audit_registry import AUDITS
+from service.audits.catalogue import AUDITS
 from tests.support.cli import memtrace
 from tests.support.servers import Neo4jHandle, ServiceHandle, run_service
 from tests.support.traces import demo_batch
@@ -585,7 +585,9 @@ def test_pagination(client: httpx.Client, project: str) -> None:
 
 
 def _lossy_updates(client: httpx.Client, project: str, n: int, lossy: set[int]) -> None:
-    """``n`` updates of one-version entries; those in ``lossy`` drop the word "lost"."""
+    """``n`` updates of one-version entries; those in ``lossy`` drop the word "lost". The others
+    reorder the words, so that they stay candidates the service reads and drops (a version
+    holding the old content verbatim is dropped by the statement itself)."""
     ops = [
         op(
             f"op-{i:04d}",
@@ -596,7 +598,7 @@ def _lossy_updates(client: httpx.Client, project: str, n: int, lossy: set[int]) 
                 unit(
                     f"v{i:04d}@2",
                     "memory",
-                    "kept words" if i in lossy else "kept words lost",
+                    "kept words" if i in lossy else "lost kept words",
                     f"e{i}",
                 )
             ],
@@ -625,6 +627,36 @@ def test_pagination_of_a_filtered_audit(client: httpx.Client, project: str) -> N
     assert pages == [["op-0003", "op-0004", "op-0005", "op-0040"], ["op-0041", "op-0077"]]
     second = audit(client, "degraded_updates", project, skip=0, limit=4)
     assert second["next_skip"] == 41  # the candidate op-0041 is where the next page starts
+
+
+def test_degraded_updates_drops_verbatim_versions_but_not_a_word_cut_in_two(
+    client: httpx.Client, project: str
+) -> None:
+    """The statement's pre-filter drops a new version that holds the old content verbatim
+    between word boundaries; a version that holds it inside a longer word lost that word."""
+    versions = {
+        "appended": ("the cat sat", "the cat sat. And more"),
+        "cut": ("cat", "concatenated"),
+        "recased": ("Kept Words", "kept words"),
+        "lost": ("x Lost y", "x y"),
+        "suffix": ("old words", "new words and old words_"),
+    }
+    ops = [
+        op(
+            name,
+            "update",
+            minute,
+            [unit(f"{name}@1", "memory", old, name)],
+            [unit(f"{name}@2", "memory", new, name)],
+        )
+        for minute, (name, (old, new)) in enumerate(versions.items())
+    ]
+    post(client, project, operations=ops)
+    found = rows(client, "degraded_updates", project)
+    assert [(r["operation"], r["lost_words"]) for r in found] == [
+        ("cut", ["cat"]),
+        ("lost", ["lost"]),
+    ]
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package
     sys.path.insert(0, str(ROOT))
 
+from memtrace_client.models import TraceBatch  # noqa: E402
+
 from benchmarks.datasets import (  # noqa: E402
     APPLICABLE_ERRORS,
     ERROR_TYPES,
@@ -31,7 +33,6 @@ from benchmarks.datasets import (  # noqa: E402
 )
 from benchmarks.datasets.bm25 import BM25  # noqa: E402
 from benchmarks.datasets.locomo import holds  # noqa: E402
-from graph_schema.models import TraceBatch  # noqa: E402
 
 LOCOMO_DIR = (ROOT / ".." / "shared" / "data" / "locomo10").resolve()
 LOCOMO_SAMPLE = ["26", "30"]

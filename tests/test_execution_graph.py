@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memtrace_client.models import TraceBatch
 
-from graph_schema.models import TraceBatch
 from ingest.execution_graph import (
     ImportedGraph,
     convert_execution_graph,

@@ -10,9 +10,8 @@ another project's marker is a leak, and a body that lacks the marker the admin's
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,53 +19,20 @@ import pytest
 from neo4j import Driver
 
 from tests.support.execution_graphs import mem0_graph
+from tests.support.keyed import (
+    ADMIN_KEY,
+    ALLOWED,
+    CASE,
+    DEFAULT,
+    KEYS,
+    PROJECTS,
+    A,
+    B,
+    marker,
+)
 from tests.support.naming import request_naming
 from tests.support.otlp_export import as_otlp_json, export, span
-from tests.support.servers import Neo4jHandle, ServiceHandle, run_service
-from tests.support.traces import demo_batch
-
-RUN = uuid.uuid4().hex[:8]
-A, B = f"iso-a-{RUN}", f"iso-b-{RUN}"
-DEFAULT = "default"
-PROJECTS = (A, B, DEFAULT)
-A_KEY = "iso-a-key-" + uuid.uuid4().hex
-B_KEY = "iso-b-key-" + uuid.uuid4().hex
-ADMIN_KEY = "iso-admin-" + uuid.uuid4().hex
-KEYS = {"own-a": A_KEY, "admin": ADMIN_KEY}
-ALLOWED = {A_KEY: {A}, B_KEY: {B}, ADMIN_KEY: set(PROJECTS)}
-
-
-def marker(project: str) -> str:
-    return f"MARK-{project}-{RUN}"
-
-
-CASE = f"{RUN}-case-1"
-_REFERENCES = ("inputs", "outputs", "evidence_units")
-
-
-def tagged_batch(project: str) -> dict[str, Any]:
-    """The demo trace in ``project``, ids prefixed with this run's id (``default`` outlives a
-    module), the project's marker in every text it holds."""
-    batch = demo_batch(project)
-
-    def tag(item: Any) -> None:
-        if isinstance(item, dict):
-            for key, value in item.items():
-                if key in ("content", "question") and isinstance(value, str):
-                    item[key] = f"{value} {marker(project)}"
-                elif key in ("id", "answer_unit") and isinstance(value, str):
-                    item[key] = f"{RUN}-{value}"
-                elif key in _REFERENCES and isinstance(value, list):
-                    item[key] = [f"{RUN}-{v}" if isinstance(v, str) else v for v in value]
-                    tag(item[key])
-                else:
-                    tag(value)
-        elif isinstance(item, list):
-            for value in item:
-                tag(value)
-
-    tag(batch)
-    return batch
+from tests.support.servers import ServiceHandle
 
 
 @dataclass(frozen=True)
@@ -148,27 +114,6 @@ JOB_PATHS = {
 """Covered with the same keys and namings by tests/test_attribution_job.py (a job's id differs
 per project, so a fixed path in CALLS cannot name them)."""
 NAMINGS = ("query", "header", "body", "cookie", "none")
-
-
-@pytest.fixture(scope="module")
-def keyed(neo4j: Neo4jHandle, workdir: Path) -> Iterator[ServiceHandle]:
-    with run_service(
-        neo4j.uri,
-        workdir,
-        MEMTRACE_NEO4J_USER=neo4j.user,
-        MEMTRACE_NEO4J_PASSWORD=neo4j.password,
-        MEMTRACE_API_KEYS=f"{A_KEY}:{A};{B_KEY}:{B};{ADMIN_KEY}",
-    ) as handle:
-        with httpx.Client(base_url=handle.url, timeout=60) as admin:
-            headers = {"Authorization": f"Bearer {ADMIN_KEY}"}
-            for project in PROJECTS:
-                stored = admin.post("/traces", json=tagged_batch(project), headers=headers)
-                assert stored.status_code == 200, stored.text
-                attributed = admin.post(
-                    f"/attribute/{CASE}", params={"project": project}, headers=headers
-                )
-                assert attributed.status_code == 200, attributed.text
-        yield handle
 
 
 def counts(driver: Driver) -> dict[str, int]:

@@ -13,7 +13,7 @@ import pytest
 
 from service.attribution.judges.base import CachedJudge, Judge, Question, UnitText, Verdict
 from service.attribution.judges.llm import LLMJudge, unit_ids_in_prompt
-from service.attribution.models import Cost
+from service.models.attribution import Cost
 from tests.support.llm_server import ScriptedLLM, oracle_from_ids, scripted_llm
 
 SECRET = "Ann's passport number is X1234"

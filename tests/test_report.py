@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from graph_schema.reports import (
+from service.models.reports import (
     CostTotals,
     ErrorTypeCount,
     Report,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from graph_schema.models import TraceBatch, UnitIn
+from memtrace_client.models import TraceBatch, UnitIn
+
 from ingest.rows import batch_rows, fingerprint, unit_row
 
 

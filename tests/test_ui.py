@@ -20,8 +20,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 
 from service.ui.assets import vis_network
 from tests.support.servers import ServiceHandle
-from tests.support.traces import demo_batch
-from tests.test_attribution import DEMO_TRUTH
+from tests.support.traces import DEMO_TRUTH, demo_batch
 
 CHROMIUM = os.environ.get("MEMTRACE_TEST_CHROMIUM", "/usr/bin/chromium")
 # Where the case view screenshot is copied for a person to look at, when asked to.

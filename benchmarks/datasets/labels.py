@@ -25,7 +25,7 @@ ERROR_TYPES: tuple[ErrorType, ...] = (
     "ResponseError",
 )
 
-#: Operation kinds an error type may be blamed on (``graph_schema.models.OperationKind`` values).
+#: Operation kinds an error type may be blamed on (``graph_schema.OperationKind`` values).
 KINDS_FOR_ERROR: dict[ErrorType, frozenset[str]] = {
     "ExtractionError": frozenset({"extraction"}),
     "UpdateError": frozenset({"update"}),
@@ -49,7 +49,7 @@ class Label(TypedDict):
 class LabelledBatch:
     """One trace graph with its ground truth.
 
-    ``batch`` validates as ``graph_schema.models.TraceBatch`` and carries no ground truth.
+    ``batch`` validates as ``memtrace_client.models.TraceBatch`` and carries no ground truth.
     ``labels`` maps the id of every *failed* case to its label; passed cases have no label.
     ``hidden`` holds generator-side facts kept out of the batch (e.g. LoCoMo's observation
     citations, or the statement of each case's critical fact) for checks and debugging.

@@ -5,10 +5,15 @@
 // reported too. In message id order.
 // $params: project (string), skip (int), limit (int),
 //          preview (int: at most this many characters of the message's content)
+// Plan: messages are walked in id order from the unit_kind_id index (project, kind, id; the
+// ORDER BY names the constant project and kind first, so the planner sees the index's order):
+// a page stops once it has its rows. A project that lost no message is read to the end.
 MATCH (m:Unit {project: $project, kind: 'message'})
-WHERE NOT EXISTS { (m)<-[:PRODUCED_BY|CONSUMES*1..20]-(:Unit {kind: 'memory'}) }
+USING INDEX m:Unit(project, kind, id)
+WHERE m.id IS NOT NULL
+  AND NOT EXISTS { (m)<-[:PRODUCED_BY|CONSUMES*1..20]-(:Unit {kind: 'memory'}) }
 WITH m
-ORDER BY m.id
+ORDER BY m.project, m.kind, m.id
 SKIP $skip
 LIMIT $limit
 WITH m, COLLECT { MATCH (o:Operation)-[:CONSUMES]->(m) RETURN o ORDER BY o.ts, o.id } AS consumers

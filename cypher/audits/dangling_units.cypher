@@ -1,10 +1,13 @@
 // Units known only by id (defined = false): an operation or a case points at them, yet no batch
 // has defined their content, so every walk through them is blind. In id order.
 // $params: project (string), skip (int), limit (int)
-MATCH (u:Unit {project: $project})
-WHERE u.id IS NOT NULL AND u.defined = false  // id IS NOT NULL: seek the (project, id) key index
+// Plan: a seek on the unit_defined index (project, defined, id) reads only the dangling units,
+// in id order (the ORDER BY names the constant project and defined first, so the planner sees
+// the index's order): a page costs its rows, not the project.
+MATCH (u:Unit {project: $project, defined: false})
+WHERE u.id IS NOT NULL
 WITH u
-ORDER BY u.id
+ORDER BY u.project, u.defined, u.id
 SKIP $skip
 LIMIT $limit
 RETURN u.id AS unit,

@@ -7,19 +7,50 @@
 // counts the content words the old version had and the new one lacks, and keeps the rows that
 // lost at least min_lost_words (so a page may hold fewer rows than limit). In operation time,
 // then id order.
-// $params: project (string), skip (int: candidates to skip), limit (int: candidates to read);
-//          min_lost_words (int) is applied by the service, not here
-MATCH (old:Unit {project: $project, kind: 'memory'})
-MATCH (op:Operation)-[:CONSUMES]->(old)
+// $params: project (string), skip (int: candidates to skip), limit (int: candidates to read),
+//          min_lost_words (int: the service counts lost words; here only a pre-filter, below)
+// Plan: operations are walked in time order from the operation_time index (the ORDER BY names
+// op.project first, a constant, so the planner sees the index's order and sorts only the rows of
+// one timestamp: a page reads the operations it needs, not the project). Per operation, a
+// version with memory_id finds the consumed versions of its entry through the memory_id index
+// instead of reading every input (an extraction may read hundreds of messages).
+MATCH (op:Operation {project: $project})
+USING INDEX op:Operation(project, ts)
 // Reads (a search consumes every memory it returns) cannot write a next version: skip them
 // before expanding their outputs.
-WHERE NOT op.kind IN ['retrieval', 'response', 'evaluation']
-MATCH (op)-[:PRODUCES]->(new:Unit {kind: 'memory'})
-WHERE new <> old
-  AND CASE
-    WHEN old.memory_id IS NOT NULL THEN new.memory_id = old.memory_id
-    ELSE new.memory_id IS NULL AND op.kind = 'update' AND COUNT { (op)-[:PRODUCES]->() } = 1
-  END
+WHERE op.ts IS NOT NULL AND NOT op.kind IN ['retrieval', 'response', 'evaluation']
+WITH op
+ORDER BY op.project, op.ts
+CALL (op) {
+  MATCH (op)-[:PRODUCES]->(new:Unit {kind: 'memory'})
+  WHERE new.memory_id IS NOT NULL
+  MATCH (old:Unit {project: $project, memory_id: new.memory_id})
+  WHERE old.kind = 'memory' AND old <> new
+  MATCH (op)-[:CONSUMES]->(old)
+  RETURN old, new
+  UNION ALL
+  WITH op
+  WHERE op.kind = 'update' AND COUNT { (op)-[:PRODUCES]->() } = 1
+  MATCH (op)-[:PRODUCES]->(new:Unit {kind: 'memory'})
+  WHERE new.memory_id IS NULL
+  MATCH (op)-[:CONSUMES]->(old:Unit {kind: 'memory'})
+  WHERE old.memory_id IS NULL AND old <> new
+  RETURN old, new
+}
+// Pre-filter for min_lost_words >= 1: drop a candidate whose new version holds the old content
+// verbatim between word boundaries (an appended buffer, an unchanged entry): then every token of
+// the old version is a token of the new one and the service would drop it too (its tokens are
+// [a-z0-9]+ of the lower-cased text; a boundary here is ASCII space or punctuation, which
+// lower-casing leaves alone). Only the first occurrence is checked; a candidate it cannot
+// decide is kept. Without it a page reads every candidate of the project to find a rare loss.
+WITH op, old, new, split(new.content, old.content) AS around
+WHERE $min_lost_words < 1
+   OR NOT coalesce(
+     old.content = ''
+     OR (size(around) > 1
+         AND (around[0] = '' OR right(around[0], 1) =~ '[\\s\\p{Punct}]')
+         AND (around[1] = '' OR left(around[1], 1) =~ '[\\s\\p{Punct}]')),
+     false)
 RETURN old.memory_id AS memory_id,
        old.id AS old_version,
        new.id AS new_version,
@@ -28,6 +59,6 @@ RETURN old.memory_id AS memory_id,
        op.ts AS ts,
        old.content AS _old_content,
        new.content AS _new_content
-ORDER BY op.ts, op.id, old.id, new.id
+ORDER BY op.project, op.ts, op.id, old.id, new.id
 SKIP $skip
 LIMIT $limit

@@ -14,40 +14,58 @@
 //          min_answer_coverage (int: percent, 0-100),
 //          needles (map: failed case id -> list of word stems of its expected answer; or null
 //                   to report every structural candidate)
-CALL () {
-  MATCH (t:Unit {project: $project, kind: 'tombstone'})-[:PRODUCED_BY]->(d:Operation)
-  WHERE t.memory_id IS NOT NULL
-  RETURN t.memory_id AS memory_id, d
-  UNION
-  MATCH (d:Operation {project: $project, kind: 'deletion'})-[:CONSUMES]->(w:Unit)
-  WHERE w.memory_id IS NOT NULL
-  RETURN w.memory_id AS memory_id, d
+// Plan: failed cases are walked in id order from the (project, id) key index (the ORDER BY
+// names c.project first, a constant, so the planner sees the index's order), and everything
+// else is found per case inside CALL (c): the memory versions its evidence flowed into (at most
+// 20 relationships forward), then the deletions of their entries, looked up once per entry. A
+// page thus costs the cases it covers, not the project. (The evidence of a row lists, version by
+// version in id order, each version's evidence unit ids in id order.)
+MATCH (c:Case {project: $project})
+WHERE c.id IS NOT NULL AND c.verdict = 'failed'
+WITH c
+ORDER BY c.project, c.id
+CALL (c) {
+  MATCH (c)-[:ANSWERED_BY]->(:Unit)-[:PRODUCED_BY]->(r:Operation)
+  WITH min(r.ts) AS asked
+  MATCH (c)-[:EVIDENCE]->(e:Unit)
+  CALL (e) {
+    MATCH (e)<-[:PRODUCED_BY|CONSUMES*0..20]-(v)
+    WITH DISTINCT v
+    WHERE v:Unit AND v.kind = 'memory' AND v.memory_id IS NOT NULL
+    RETURN v
+  }
+  CALL (v) {
+    OPTIONAL MATCH (v)-[:PRODUCED_BY]->(p:Operation)
+    WITH min(p.ts) AS first
+    RETURN coalesce(first, v.ts) AS born
+  }
+  WITH asked, e, v, born, coalesce($needles[c.id], []) AS needles
+  WHERE $needles IS NULL
+     OR size([s IN needles WHERE toLower(v.content) CONTAINS s]) * 100
+        >= $min_answer_coverage * size(needles)
+  WITH asked, v.memory_id AS memory_id, collect({v: v, e: e, born: born}) AS found
+  // Deletions are looked up once per entry, not once per version.
+  CALL (memory_id) {
+    MATCH (t:Unit {project: $project, memory_id: memory_id})-[:PRODUCED_BY]->(d:Operation)
+    WHERE t.kind = 'tombstone'
+    RETURN d
+    UNION
+    MATCH (w:Unit {project: $project, memory_id: memory_id})<-[:CONSUMES]-(d:Operation)
+    WHERE d.kind = 'deletion'
+    RETURN d
+  }
+  WITH asked, memory_id, d, found
+  WHERE d.ts < asked
+  UNWIND found AS f
+  WITH asked, memory_id, d, f.v AS v, f.e AS e
+  WHERE f.born IS NULL OR f.born <= d.ts
+  ORDER BY v.id, e.id
+  WITH asked, memory_id, d, v, collect(e.id) AS evidence
+  ORDER BY v.id
+  RETURN asked, memory_id, d,
+         collect({id: v.id, content: v.content}) AS versions,
+         reduce(all = [], ids IN collect(evidence) | all + [i IN ids WHERE NOT i IN all]) AS evidence
 }
-MATCH (v:Unit {project: $project, memory_id: memory_id})
-WHERE v.kind = 'memory'
-OPTIONAL MATCH (v)-[:PRODUCED_BY]->(p:Operation)
-WITH memory_id, d, v, coalesce(min(p.ts), v.ts) AS born
-WHERE born IS NULL OR born <= d.ts
-CALL (v) {
-  MATCH (v)-[:PRODUCED_BY|CONSUMES*0..20]->(e)
-  WITH DISTINCT e
-  MATCH (e)<-[:EVIDENCE]-(c:Case)
-  WHERE c.verdict = 'failed'
-  RETURN c, e
-}
-WITH memory_id, d, v, c, e
-WITH memory_id, d, v, c, e, coalesce($needles[c.id], []) AS needles
-WHERE $needles IS NULL
-   OR size([s IN needles WHERE toLower(v.content) CONTAINS s]) * 100
-      >= $min_answer_coverage * size(needles)
-MATCH (c)-[:ANSWERED_BY]->(:Unit)-[:PRODUCED_BY]->(r:Operation)
-WITH memory_id, d, v, c, e, min(r.ts) AS asked
-WHERE d.ts < asked
-WITH c, asked, memory_id, d, v, collect(e.id) AS evidence
-ORDER BY v.id
-WITH c, asked, memory_id, d,
-     collect({id: v.id, content: v.content}) AS versions,
-     reduce(all = [], ids IN collect(evidence) | all + [i IN ids WHERE NOT i IN all]) AS evidence
 RETURN c.id AS case,
        memory_id,
        head(COLLECT {
@@ -60,6 +78,6 @@ RETURN c.id AS case,
        evidence,
        c.expected_answer AS _expected_answer,
        versions AS _versions
-ORDER BY c.id, memory_id, d.ts, d.id
+ORDER BY c.project, c.id, memory_id, d.ts, d.id
 SKIP $skip
 LIMIT $limit

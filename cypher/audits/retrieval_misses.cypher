@@ -18,55 +18,65 @@
 //          min_answer_coverage (int: percent, 0-100),
 //          needles (map: failed case id -> list of word stems of its expected answer; or null
 //                   to report every structural candidate)
-MATCH (c:Case {project: $project, verdict: 'failed'})-[:ANSWERED_BY]->(a:Unit)-[:PRODUCED_BY]->(r:Operation)
-WITH c, a, min(r.ts) AS asked, collect(r) AS answering
-CALL (a) {
-  MATCH (a)-[:PRODUCED_BY|CONSUMES*0..20]->(o)
-  WITH DISTINCT o
-  WHERE o:Operation AND o.kind = 'retrieval'
-  RETURN collect(o) AS retrievals,
-         [o IN collect(o) WHERE NOT EXISTS {
-           MATCH (o)-[:PRODUCES]->(y:Unit) WHERE y.content IS NOT NULL
-         }] AS textless,
-         COLLECT {
-           MATCH (o)-[:PRODUCES]->(y:Unit) WHERE y.content IS NOT NULL RETURN y.content
-         } AS texts
-}
-WITH c, asked, answering, retrievals, textless, texts
-WHERE size(retrievals) > 0
-MATCH (c)-[:EVIDENCE]->(e:Unit)
-CALL (e) {
-  MATCH (e)<-[:PRODUCED_BY|CONSUMES*0..20]-(v)
-  WITH DISTINCT v
-  WHERE v.kind = 'memory'
-  RETURN v
-}
-WITH c, asked, answering, retrievals, textless, texts, v, collect(DISTINCT e.id) AS evidence,
-     coalesce($needles[c.id], []) AS needles
-WHERE ($needles IS NULL
-    OR size([s IN needles WHERE toLower(v.content) CONTAINS s]) * 100
-       >= $min_answer_coverage * size(needles))
-  AND NOT any(text IN texts WHERE text CONTAINS v.content)
-  AND NOT EXISTS {
-    MATCH (o:Operation)-[:CONSUMES]->(v)
-    WHERE o IN answering OR o IN textless
+// Plan: failed cases are walked in id order from the (project, id) key index (the ORDER BY
+// names c.project first, a constant, so the planner sees the index's order) and each case's rows
+// are found inside CALL (c): a page costs the cases it covers, not the project.
+MATCH (c:Case {project: $project})
+WHERE c.id IS NOT NULL AND c.verdict = 'failed'
+WITH c
+ORDER BY c.project, c.id
+CALL (c) {
+  MATCH (c)-[:ANSWERED_BY]->(a:Unit)-[:PRODUCED_BY]->(r:Operation)
+  WITH c, a, min(r.ts) AS asked, collect(r) AS answering
+  CALL (a) {
+    MATCH (a)-[:PRODUCED_BY|CONSUMES*0..20]->(o)
+    WITH DISTINCT o
+    WHERE o:Operation AND o.kind = 'retrieval'
+    RETURN collect(o) AS retrievals,
+           [o IN collect(o) WHERE NOT EXISTS {
+             MATCH (o)-[:PRODUCES]->(y:Unit) WHERE y.content IS NOT NULL
+           }] AS textless,
+           COLLECT {
+             MATCH (o)-[:PRODUCES]->(y:Unit) WHERE y.content IS NOT NULL RETURN y.content
+           } AS texts
   }
-OPTIONAL MATCH (v)-[:PRODUCED_BY]->(p:Operation)
-WITH c, asked, retrievals, texts, v, evidence, coalesce(min(p.ts), v.ts) AS born
-WHERE born < asked
-  AND NOT EXISTS {
-    MATCH (o:Operation)-[:CONSUMES]->(v)
-    WHERE o.ts < asked AND NOT o.kind IN ['retrieval', 'response', 'evaluation']
-      AND EXISTS {
-        MATCH (o)-[:PRODUCES]->(w:Unit)
-        WHERE w.kind IN ['memory', 'tombstone'] AND w <> v
-          AND (v.memory_id IS NULL OR w.memory_id = v.memory_id)
-      }
+  WITH c, asked, answering, retrievals, textless, texts
+  WHERE size(retrievals) > 0
+  MATCH (c)-[:EVIDENCE]->(e:Unit)
+  CALL (e) {
+    MATCH (e)<-[:PRODUCED_BY|CONSUMES*0..20]-(v)
+    WITH DISTINCT v
+    WHERE v.kind = 'memory'
+    RETURN v
   }
-  AND NOT (v.memory_id IS NOT NULL AND EXISTS {
-    MATCH (w:Unit {project: $project, memory_id: v.memory_id})-[:PRODUCED_BY]->(o:Operation)
-    WHERE w <> v AND w.kind IN ['memory', 'tombstone'] AND born < o.ts < asked
-  })
+  WITH c, asked, answering, retrievals, textless, texts, v, collect(DISTINCT e.id) AS evidence,
+       coalesce($needles[c.id], []) AS needles
+  WHERE ($needles IS NULL
+      OR size([s IN needles WHERE toLower(v.content) CONTAINS s]) * 100
+         >= $min_answer_coverage * size(needles))
+    AND NOT any(text IN texts WHERE text CONTAINS v.content)
+    AND NOT EXISTS {
+      MATCH (o:Operation)-[:CONSUMES]->(v)
+      WHERE o IN answering OR o IN textless
+    }
+  OPTIONAL MATCH (v)-[:PRODUCED_BY]->(p:Operation)
+  WITH c, asked, retrievals, texts, v, evidence, coalesce(min(p.ts), v.ts) AS born
+  WHERE born < asked
+    AND NOT EXISTS {
+      MATCH (o:Operation)-[:CONSUMES]->(v)
+      WHERE o.ts < asked AND NOT o.kind IN ['retrieval', 'response', 'evaluation']
+        AND EXISTS {
+          MATCH (o)-[:PRODUCES]->(w:Unit)
+          WHERE w.kind IN ['memory', 'tombstone'] AND w <> v
+            AND (v.memory_id IS NULL OR w.memory_id = v.memory_id)
+        }
+    }
+    AND NOT (v.memory_id IS NOT NULL AND EXISTS {
+      MATCH (w:Unit {project: $project, memory_id: v.memory_id})-[:PRODUCED_BY]->(o:Operation)
+      WHERE w <> v AND w.kind IN ['memory', 'tombstone'] AND born < o.ts < asked
+    })
+  RETURN v, born, asked, evidence, retrievals, texts
+}
 RETURN c.id AS case,
        v.id AS memory,
        v.memory_id AS memory_id,
@@ -78,6 +88,6 @@ RETURN c.id AS case,
        c.expected_answer AS _expected_answer,
        v.content AS _content,
        texts AS _texts
-ORDER BY c.id, v.id
+ORDER BY c.project, c.id, v.id
 SKIP $skip
 LIMIT $limit

@@ -1,12 +1,12 @@
 // Creates operations with their ordered inputs (CONSUMES) and outputs (PRODUCES, plus the reverse
 // PRODUCED_BY that ancestor walks follow). Every unit named exists: the writer created it first.
 // $params: project (string),
-//          rows (list of {id, name, kind, system, session_id, ts (datetime), attributes (JSON string or null), fp,
+//          rows (list of {id, name, kind, system, session_id, ts (ISO-8601 string), attributes (JSON string or null), fp,
 //                         inputs: list of {unit, position}, outputs: list of {unit, position}})
 UNWIND $rows AS row
 CREATE (o:Operation {
   project: $project, id: row.id, name: row.name, kind: row.kind, system: row.system,
-  session_id: row.session_id, ts: row.ts, attributes: row.attributes, fp: row.fp
+  session_id: row.session_id, ts: datetime(row.ts), attributes: row.attributes, fp: row.fp
 })
 WITH o, row
 CALL (o, row) {

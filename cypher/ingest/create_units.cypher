@@ -1,11 +1,12 @@
-// Creates units the batch defines and the graph does not hold yet (the writer looked them up in
-// the same transaction; a concurrent creator makes this fail on the uniqueness constraint, and
-// the writer retries the whole transaction).
+// Creates units the batch defines. On the optimistic path the writer has not looked them up: a unit
+// already stored makes this fail on the unit_key constraint (ConstraintError), and the writer
+// starts again on the lookup path. On the lookup path these are the ids it did not find; a
+// concurrent creator makes it fail the same way, and the writer runs the transaction again.
 // $params: project (string),
-//          rows (list of {id, kind, content, ts (datetime or null), attributes (JSON string or null),
+//          rows (list of {id, kind, content, ts (ISO-8601 string or null), attributes (JSON string or null),
 //                memory_id (string or null: the entry from attributes.memory_id/entry_id), fp})
 UNWIND $rows AS row
 CREATE (:Unit {
-  project: $project, id: row.id, kind: row.kind, content: row.content, ts: row.ts,
+  project: $project, id: row.id, kind: row.kind, content: row.content, ts: datetime(row.ts),
   attributes: row.attributes, memory_id: row.memory_id, fp: row.fp, defined: true
 })

@@ -119,8 +119,9 @@ async def attribute(
     # unit is judged, so that every verdict (cached for the case) is made with it.
     searched = not evidence
     stand_in = False
+    ranking = _Ranking(source)
     if searched:
-        evidence, stand_in = await _search_evidence(walk, source)
+        evidence, stand_in = await _search_evidence(walk, ranking)
         if not evidence:
             return finish(
                 status="unanswerable",
@@ -162,7 +163,7 @@ async def attribute(
     question_time = _question_time(graph, response_op)
     live, losses = await follow(walk, evidence, question_time)
     if not live and losses:
-        redundant = await _redundant_carrier(walk, source, evidence, question_time)
+        redundant = await _redundant_carrier(walk, ranking, evidence, question_time)
         if redundant is not None:
             live = [redundant]
             if stand_in:  # a judged carrier in the store: the evidence is no longer a guess
@@ -222,6 +223,21 @@ def _question(case: CaseFacts, graph: CaseGraph, evidence: list[str]) -> Questio
     return Question(case.id, case.question, case.expected_answer, answer, texts, times)
 
 
+class _Ranking:
+    """The case's scope messages ranked for its question, read and ranked once per case: the
+    evidence search and the redundancy check both ask, and the answer is the same (the graph only
+    gains nodes in between, and a unit already known is never replaced)."""
+
+    def __init__(self, source: GraphSource) -> None:
+        self.source = source
+        self._ranked: list[str] | None = None
+
+    async def ranked(self, walk: Walk) -> list[str]:
+        if self._ranked is None:
+            self._ranked = await _ranked_messages(walk, self.source)
+        return self._ranked
+
+
 async def _ranked_messages(walk: Walk, source: GraphSource) -> list[str]:
     """The messages in the case's scope that best match question plus expected answer, best
     first (the :data:`SEED_ROUNDS` many)."""
@@ -237,10 +253,10 @@ async def _ranked_messages(walk: Walk, source: GraphSource) -> list[str]:
     return ranked
 
 
-async def _search_evidence(walk: Walk, source: GraphSource) -> tuple[list[str], bool]:
+async def _search_evidence(walk: Walk, ranking: _Ranking) -> tuple[list[str], bool]:
     """Messages in the case's scope judged to carry the information; else the best lexical
     match as a stand-in (True), since the judge may not see an answer that is inferred."""
-    ranked = await _ranked_messages(walk, source)
+    ranked = await ranking.ranked(walk)
     if not ranked:
         return [], False
     start = 0
@@ -258,17 +274,17 @@ async def _search_evidence(walk: Walk, source: GraphSource) -> tuple[list[str], 
 
 
 async def _redundant_carrier(
-    walk: Walk, source: GraphSource, evidence: list[str], question_time: float
+    walk: Walk, ranking: _Ranking, evidence: list[str], question_time: float
 ) -> list[str] | None:
     """A memory of the case's own pipeline that still carried the information at question time
     although it does not descend from the evidence (another turn said it too): then losing the
     evidence's copy decided nothing, and the store had the fact. Looked for among what the
     :data:`REDUNDANT_SOURCES` best matching other messages in scope became; the path to it."""
-    ranked = [m for m in await _ranked_messages(walk, source) if m not in evidence]
+    ranked = [m for m in await ranking.ranked(walk) if m not in evidence]
     sources = ranked[:REDUNDANT_SOURCES]
     if not sources:
         return None
-    walk.graph.add_rows(await source.descendants(sources))
+    walk.graph.add_rows(await ranking.source.descendants(sources))
     found: dict[str, list[str]] = {}
     for message in sources:
         for op in builders(walk, message, question_time):

@@ -1,8 +1,15 @@
 """The part of a project's graph one attribution looks at, held in memory.
 
-Built from the projected rows of ``cases/ancestors`` (what the answer depends on) and
-``attribution/descendants`` (what was derived from the evidence). Both share one row shape:
+Built from the projected rows of ``attribution/ancestors`` (what the answer depends on),
+``attribution/descendants`` (what was derived from the evidence) and ``attribution/scope_messages``.
+They share one row shape:
 ``{id, kind, name, content, ts, attributes, is_operation, edges: [[type, unit_id, position]]}``.
+
+``ts`` comes from those queries as ``[epoch seconds, nanosecond, offset seconds]`` rather than a
+Neo4j DateTime: the driver's DateTime hydration (pytz, a calendar computed in Python) cost about
+a third of an attribution job's CPU, and three integers make the same instant and local time in
+microseconds (:func:`timestamp`). A DateTime or datetime (the in-process benchmark's rows) is taken
+as it is.
 """
 
 from __future__ import annotations
@@ -10,14 +17,15 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 from neo4j.time import DateTime
 
+from graph_schema import ENTRY_KEYS
+
 # Operation kinds that build the memory; everything else reads it (retrieval) or uses it.
 READ_KINDS = frozenset({"retrieval", "response", "evaluation"})
-ENTRY_KEYS = ("memory_id", "entry_id")
 # Attributes whose text is part of what a unit says (LoCoMo's image turns keep the picture's
 # caption there; OTLP spans and importers keep descriptions there).
 TEXT_ATTRIBUTES = ("image_caption", "blip_caption", "caption", "alt_text", "description")
@@ -47,20 +55,54 @@ class Node:
         return "\n".join([self.content, *extra]) if extra else self.content
 
 
+PREPARED = "node"
+"""The key of a prepared row's node (no projected row has it)."""
+_ZONES: dict[int, timezone] = {0: UTC}
+_EPOCH = datetime(1970, 1, 1)
+
+
+def timestamp(value: Any) -> datetime | None:
+    """A row's ``ts`` as an aware datetime. ``[seconds, nanosecond, offset]`` gives what the
+    driver's ``DateTime.to_native()`` gives: the same instant, the same local time (so the same
+    ``.date()``), nanoseconds cut to microseconds."""
+    if isinstance(value, list):
+        seconds, nanosecond, offset = value
+        zone = _ZONES.get(offset)
+        if zone is None:
+            zone = _ZONES.setdefault(offset, timezone(timedelta(seconds=offset)))
+        # local time first: a UTC instant before year 1 can still be a local time in year 1
+        local = _EPOCH + timedelta(seconds=seconds + offset, microseconds=nanosecond // 1000)
+        return local.replace(tzinfo=zone)
+    if isinstance(value, DateTime):
+        value = value.to_native()
+    return _aware(value)
+
+
+def _attributes(raw: Any) -> Any:
+    return (json.loads(raw) if isinstance(raw, str) else raw) if raw else {}
+
+
+def prepared(row: dict[str, Any]) -> dict[str, Any]:
+    """The row with its node made: for rows many cases read (a scope's messages), so each is
+    decoded once, not once per case. A node is immutable, so graphs can share it."""
+    return {**row, PREPARED: _node(row)}
+
+
 def _node(row: dict[str, Any]) -> Node:
-    raw = row.get("attributes")
-    attributes = (json.loads(raw) if isinstance(raw, str) else raw) if raw else {}
+    made = row.get(PREPARED)
+    if made is not None:
+        return made  # type: ignore[no-any-return]
+    attributes = _attributes(row.get("attributes"))
     if not isinstance(attributes, dict):
         attributes = {}
     entry = next((str(attributes[k]) for k in ENTRY_KEYS if attributes.get(k) is not None), None)
-    ts = row.get("ts")
     return Node(
         id=row["id"],
         is_operation=bool(row["is_operation"]),
         kind=row.get("kind") or "other",
         name=row.get("name") or "",
         content=row.get("content") or "",
-        ts=_aware(ts.to_native() if isinstance(ts, DateTime) else ts),
+        ts=timestamp(row.get("ts")),
         entry=entry,
         system=row.get("system") or "",
         session_id=row.get("session_id") or "",

@@ -1,68 +1,27 @@
-"""The attribution result: what ``POST /attribute/{case_id}`` answers and the graph stores."""
+"""Where the engine and the judges still import the attribution models from: they live in
+``service.models.attribution`` (the API's models home). Kept only while engine.py and judges/
+are being changed on other branches; drop it once their imports point there."""
 
-from __future__ import annotations
+from service.models.attribution import (
+    AttributeRequest,
+    AttributionResult,
+    BlamedOperation,
+    Cost,
+    ErrorType,
+    JudgeInfo,
+    JudgeKind,
+    Searched,
+    Status,
+)
 
-from datetime import datetime
-from typing import Literal
-
-from pydantic import BaseModel, Field
-
-ErrorType = Literal[
-    "ExtractionError", "UpdateError", "DeletionError", "RetrievalError", "ResponseError"
+__all__ = [
+    "AttributeRequest",
+    "AttributionResult",
+    "BlamedOperation",
+    "Cost",
+    "ErrorType",
+    "JudgeInfo",
+    "JudgeKind",
+    "Searched",
+    "Status",
 ]
-Status = Literal["attributed", "inconclusive", "not_failed", "unanswerable"]
-JudgeKind = Literal["heuristic", "llm"]
-
-
-class BlamedOperation(BaseModel):
-    id: str
-    name: str
-    kind: str
-
-
-class Searched(BaseModel):
-    """How much of the graph the walk looked at."""
-
-    units: int = 0
-    operations: int = 0
-
-
-class JudgeInfo(BaseModel):
-    kind: JudgeKind
-    model: str | None = None
-
-
-class Cost(BaseModel):
-    """What the attribution spent. Tokens are as the LLM endpoint reported them."""
-
-    llm_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    seconds: float = 0.0
-
-
-class AttributionResult(BaseModel):
-    """Which operation broke the case's answer, how sure we are, and what it cost to find out."""
-
-    case_id: str
-    status: Status
-    error_type: ErrorType | None = None
-    operation: BlamedOperation | None = None
-    confidence: float = Field(0.0, ge=0.0, le=1.0)
-    reason: str
-    evidence_path: list[str] = Field(
-        default_factory=list,
-        description="Unit and operation ids from the evidence to where the information was lost.",
-    )
-    searched: Searched = Field(default_factory=Searched)
-    judge: JudgeInfo
-    cost: Cost = Field(default_factory=Cost)
-    created_at: datetime | None = None
-
-
-class AttributeRequest(BaseModel):
-    """Body of ``POST /attribute/{case_id}``; every field optional."""
-
-    judge: JudgeKind = "heuristic"
-    max_llm_calls: int | None = Field(None, ge=0, le=100)
-    refresh: bool = False

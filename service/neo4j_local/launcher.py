@@ -15,6 +15,7 @@ from pathlib import Path
 from neo4j import GraphDatabase
 from neo4j.exceptions import DriverError, Neo4jError
 
+from service.processes import NotReady, spawn, wait_ready
 from service.settings import NEO4J_VERSION, Settings
 
 
@@ -176,38 +177,25 @@ class LocalNeo4j:
             f"dbms.memory.transaction.total.max={self.total_transaction_memory}\n"
         )
         launcher = resources.files(__package__).joinpath("Launcher.java")
-        with resources.as_file(launcher) as source, open(self.log_file, "ab") as log:
-            process = subprocess.Popen(
-                [
-                    "java",
-                    f"-Xms{self.heap}",
-                    f"-Xmx{self.heap}",
-                    "-XX:+UseG1GC",
-                    "-cp",
-                    f"{lib}/*",
-                    str(source),
-                    str(self.home),
-                    str(conf),
-                ],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,  # outlives the CLI; stopped by PID
-            )
+        with resources.as_file(launcher) as source:
+            java = ["java", f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC"]
+            command = [*java, "-cp", f"{lib}/*", str(source), str(self.home), str(conf)]
+            process = spawn(command, self.log_file, detach=True)  # outlives the CLI
         self.pid_file.write_text(str(process.pid))
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
+        try:
+            wait_ready(process, self.answers, timeout_s, poll_s=0.5)
+        except NotReady as e:
+            if e.returncode is not None:
                 self.pid_file.unlink(missing_ok=True)
                 raise Neo4jLaunchError(
-                    f"Neo4j exited with code {process.returncode}; last lines of "
+                    f"Neo4j exited with code {e.returncode}; last lines of "
                     f"{self.log_file}:\n{self._log_tail()}"
-                )
-            if self.answers():
-                return process.pid
-            time.sleep(0.5)
-        self.stop()
-        raise Neo4jLaunchError(f"Neo4j did not answer within {timeout_s:.0f}s:\n{self._log_tail()}")
+                ) from e
+            self.stop()
+            raise Neo4jLaunchError(
+                f"Neo4j did not answer within {timeout_s:.0f}s:\n{self._log_tail()}"
+            ) from e
+        return process.pid
 
     def stop(self, grace_s: float = 60.0) -> bool:
         """SIGTERM the instance and wait; SIGKILL after ``grace_s``. False if none was running."""

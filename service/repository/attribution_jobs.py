@@ -11,19 +11,18 @@ none of it half-written.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from neo4j import AsyncManagedTransaction, AsyncSession
 from neo4j.exceptions import ConstraintError
-from neo4j.time import DateTime
 
 from cypher import query
-from graph_schema.jobs import AttributionJob, JobFailure
-from service.attribution.models import AttributionResult
 from service.db import store_errors
 from service.errors import Conflict
+from service.models.attribution import AttributionResult
+from service.models.jobs import AttributionJob, JobFailure
 from service.repository.attributions import store
+from service.repository.values import native
 
 STALE_S = 10
 """A running job whose runner has not been heard of for this long is shown as interrupted and
@@ -48,10 +47,6 @@ class CaseOutcome:
     message: str | None = None
 
 
-def _time(value: Any) -> datetime | None:
-    return value.to_native() if isinstance(value, DateTime) else value
-
-
 def _job(record: Any) -> AttributionJob:
     props = dict(record["job"])
     counts = {c["state"]: c["n"] for c in record["counts"]}
@@ -69,9 +64,9 @@ def _job(record: Any) -> AttributionJob:
         failed=counts.get("failed", 0),
         failures=[JobFailure(**f) for f in record["failures"]],
         error=props.get("error"),
-        created_at=_time(props["created_at"]),
-        updated_at=_time(props.get("updated_at")),
-        finished_at=_time(props.get("finished_at")),
+        created_at=native(props["created_at"]),
+        updated_at=native(props.get("updated_at")),
+        finished_at=native(props.get("finished_at")),
     )
 
 

@@ -9,10 +9,10 @@ from typing import Any
 from neo4j import AsyncManagedTransaction, AsyncSession
 
 from cypher import query
-from graph_schema.views import CaseView
-from service.attribution.models import AttributionResult
 from service.db import store_errors
-from service.repository.cases import ancestor_rows, read_case
+from service.models.attribution import AttributionResult
+from service.models.cases import CaseView
+from service.repository.cases import read_case
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ async def _case_inputs(
     case = await read_case(tx, project, case_id)
     if case is None or case.answer_unit is None:
         return CaseInputs(case)
-    ancestors = await ancestor_rows(tx, project, case.answer_unit, limit)
+    ancestors = await _ancestor_rows(tx, project, case.answer_unit, limit)
     derived = (
         await _descendant_rows(tx, project, case.evidence_units, limit)
         if case.evidence_units
@@ -57,6 +57,16 @@ async def case_graphs(
         return {cid: await _case_inputs(tx, project, cid, limit) for cid in case_ids}
 
     return await session.execute_read(work)
+
+
+async def _ancestor_rows(
+    tx: AsyncManagedTransaction, project: str, unit_id: str, limit: int
+) -> list[dict[str, Any]]:
+    result = await tx.run(
+        query("attribution/ancestors"), project=project, unit_id=unit_id, limit=limit
+    )
+    record = await result.single()
+    return list(record["nodes"]) if record else []
 
 
 async def _descendant_rows(

@@ -12,24 +12,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from neo4j import AsyncManagedTransaction, AsyncResult, AsyncSession, Record
-from neo4j.time import Date, DateTime
 
 from cypher import query
-from graph_schema.audits import AuditRow as Row
-from graph_schema.audits import RowFilter
 from service.db import store_errors
-
-
-def _native(value: Any) -> Any:
-    if isinstance(value, DateTime | Date):
-        return value.to_native()
-    if isinstance(value, list):
-        return [_native(v) for v in value]
-    return value
+from service.models.audits import AuditRow as Row
+from service.models.audits import RowFilter
+from service.repository.values import native
 
 
 def _row(record: Record) -> Row:
-    return {k: _native(v) for k, v in record.data().items()}
+    return {k: native(v) for k, v in record.data().items()}
 
 
 async def _run(

@@ -6,19 +6,15 @@ import json
 from typing import Any
 
 from neo4j import AsyncManagedTransaction, AsyncSession
-from neo4j.time import DateTime
 
 from cypher import query
-from graph_schema.views import CaseView, Subgraph, SubgraphEdge, SubgraphNode
 from service.db import store_errors
+from service.models.cases import CaseView, Subgraph, SubgraphEdge, SubgraphNode
+from service.repository.values import native
 
 
 def _attributes(value: str | None) -> dict[str, Any]:
     return json.loads(value) if value else {}
-
-
-def _native(value: Any) -> Any:
-    return value.to_native() if isinstance(value, DateTime) else value
 
 
 def node_to_model(props: dict[str, Any]) -> SubgraphNode:
@@ -32,7 +28,7 @@ def node_to_model(props: dict[str, Any]) -> SubgraphNode:
         content=props.get("content"),
         system=props.get("system"),
         session_id=props.get("session_id"),
-        ts=_native(props.get("ts")),
+        ts=native(props.get("ts")),
         defined=True if is_op else bool(props.get("defined", False)),
         attributes=_attributes(props.get("attributes")),
     )
@@ -132,6 +128,6 @@ async def list_cases(
             skip=skip,
             limit=limit,
         )
-        return [{k: _native(v) for k, v in r.data().items()} async for r in result]
+        return [{k: native(v) for k, v in r.data().items()} async for r in result]
 
     return await session.execute_read(work)

@@ -10,8 +10,8 @@ from datetime import datetime
 from neo4j import AsyncManagedTransaction, AsyncSession
 
 from cypher import query
-from graph_schema.views import DeletionCounts
 from service.db import store_errors
+from service.models.deletion import DeletionCounts
 
 OPERATIONS_PER_TRANSACTION = 2_000
 NODES_PER_TRANSACTION = 10_000

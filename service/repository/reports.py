@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from neo4j import AsyncManagedTransaction, AsyncSession
-from neo4j.time import DateTime
 
 from cypher import query
-from service.attribution.models import Cost
 from service.db import store_errors
+from service.models.attribution import Cost
+from service.repository.values import utc
 
 
 @dataclass(frozen=True)
@@ -43,14 +43,6 @@ def _json_object(text: str | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _utc(value: Any) -> datetime | None:
-    if isinstance(value, DateTime):
-        value = value.to_native()
-    if not isinstance(value, datetime):
-        return None
-    return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
-
-
 def record_to_row(record: Any) -> CaseRow:
     """One record of ``reports/case_rows`` as a ``CaseRow``: the stored JSON strings (the
     attribution result, the operation's attributes) are read here, once."""
@@ -61,7 +53,7 @@ def record_to_row(record: Any) -> CaseRow:
         case_id=record["case_id"],
         verdict=record["verdict"],
         system=record["system"],
-        at=_utc(record["at"]),
+        at=utc(record["at"]),
         status=record["status"],
         error_type=record["error_type"],
         operation_id=record["operation_id"] or blamed.get("id"),

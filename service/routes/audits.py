@@ -6,9 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from graph_schema.audits import AuditInfo, AuditPage
+from service.audits.parameters import COMMON_PARAMETERS
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
+from service.models.audits import AuditInfo, AuditPage
 from service.routes.errors import responses
 from service.routes.params import Skip, limit_query
 from service.services import audits
@@ -45,7 +46,7 @@ async def run_audit(
     given = [
         (key, value)
         for key, value in request.query_params.multi_items()
-        if key not in audits.COMMON_PARAMETERS
+        if key not in COMMON_PARAMETERS
     ]
     return await audits.run_audit(
         session, project, name, given, skip, limit, settings.audit_candidate_scan

@@ -5,10 +5,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 import service.id_paths  # noqa: F401  (registers the {name:id} path convertor)
-from graph_schema.models import Verdict
-from graph_schema.views import CaseSummary, CaseView, Subgraph
+from graph_schema import Verdict
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
+from service.models.cases import CaseSummary, CaseView, Subgraph
 from service.routes.errors import responses
 from service.routes.params import Skip, limit_query
 from service.services import cases

@@ -1,39 +1,20 @@
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Annotated
-
-from fastapi import APIRouter, Depends, Request
-from neo4j import READ_ACCESS, AsyncSession
+from fastapi import APIRouter
 
 from service.auth import ProjectDep
-from service.dependencies import SettingsDep
+from service.dependencies import ReadSessionDep, SettingsDep
+from service.models.adhoc import CypherRequest, CypherResult
 from service.routes.errors import responses
-from service.services.adhoc import CypherRequest, CypherResult, run_cypher
+from service.services.adhoc import run_cypher
 
 router = APIRouter(tags=["audits"])
-
-# Rows come from Neo4j in batches this big, so that reading can stop soon after the byte
-# budget is spent instead of after the driver's default of 1,000 rows.
-_FETCH_SIZE = 50
-
-
-async def read_session(request: Request, settings: SettingsDep) -> AsyncIterator[AsyncSession]:
-    """A read-access session: Neo4j itself refuses writes in its transactions. (No schema
-    bootstrap as in ``get_session``: a read needs no constraint.)"""
-    session = request.app.state.driver.session(
-        database=settings.neo4j_database, default_access_mode=READ_ACCESS, fetch_size=_FETCH_SIZE
-    )
-    try:
-        yield session
-    finally:
-        await session.close()
 
 
 @router.post("/cypher", response_model=CypherResult, responses=responses(400, 422, 503))
 async def post_cypher(
     request: CypherRequest,
-    session: Annotated[AsyncSession, Depends(read_session)],
+    session: ReadSessionDep,
     settings: SettingsDep,
     project: ProjectDep,
 ) -> CypherResult:

@@ -8,9 +8,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 import service.id_paths  # noqa: F401  (registers the {name:id} path convertor)
-from graph_schema.views import DeletionCounts, ProjectDeleted
 from service.auth import ProjectDep
 from service.dependencies import SessionDep
+from service.models.deletion import DeletionCounts, ProjectDeleted
 from service.routes.errors import responses
 from service.services import deletion
 

@@ -1,29 +1,12 @@
-"""The error body every route shares, for the OpenAPI ``responses=`` of each route (the bodies
-themselves are built in ``service.http_errors`` only)."""
+"""The OpenAPI ``responses=`` entries of each route's error codes. The body they document is
+``service.models.errors.ErrorBody``; the bodies themselves are built in ``service.http_errors``
+only."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
-
-class ErrorDetail(BaseModel):
-    """One problem: where it is and what is wrong there (some carry one more key, such as
-    ``type``, ``known``, ``supported`` or ``max_bytes``)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    loc: list[str | int]
-    msg: str
-
-
-class ErrorBody(BaseModel):
-    """``error`` is a stable code, ``message`` says what was wrong, ``details`` where."""
-
-    error: str
-    message: str
-    details: list[ErrorDetail] | None = None
+from service.models.errors import ErrorBody
 
 
 def responses(*codes: int) -> dict[int | str, dict[str, Any]]:

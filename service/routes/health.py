@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from service.dependencies import SessionDep
+from service.dependencies import StoresDep
 from service.repository import health
 from service.routes.errors import responses
 
@@ -16,7 +16,10 @@ async def healthz() -> dict[str, str]:
 
 
 @router.get("/readyz", responses=responses(503))
-async def readyz(session: SessionDep) -> dict[str, str]:
-    """Neo4j answers a query."""
-    await health.ping(session)
+async def readyz(stores: StoresDep) -> dict[str, str]:
+    """Every Neo4j store answers a query (with project placement, a service that cannot reach
+    one of its stores cannot serve that store's projects: not ready)."""
+    for store in stores.all():
+        async with store.driver.session(database=store.database) as session:
+            await health.ping(session)
     return {"status": "ready"}

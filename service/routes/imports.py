@@ -6,8 +6,9 @@ from fastapi import APIRouter, Body, Query
 
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
+from service.models.imports import ImportResult
 from service.routes.errors import responses
-from service.services.imports import ImportResult, import_execution_graph
+from service.services.imports import import_execution_graph
 
 router = APIRouter(tags=["ingestion"])
 

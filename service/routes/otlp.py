@@ -23,8 +23,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
+from service.models.otlp import OtlpResult
 from service.routes.errors import responses
-from service.services.otlp import OtlpResult, ingest_otlp
+from service.services.otlp import ingest_otlp
 
 router = APIRouter(tags=["ingestion"])
 

@@ -8,9 +8,9 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import HTMLResponse
 
-from graph_schema.reports import Bucket, Report, ReportFilters
 from service.auth import ProjectDep
 from service.dependencies import SessionDep
+from service.models.reports import Bucket, Report, ReportFilters
 from service.routes.errors import html_route_responses, responses
 from service.services import reports
 

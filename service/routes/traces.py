@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
-from graph_schema.models import IngestResult, TraceBatch
 from service.auth import PrincipalDep, batch_project
-from service.dependencies import SessionDep, SettingsDep
+from service.dependencies import SettingsDep, StoresDep, project_session
+from service.models.traces import IngestResult, TraceBatch
 from service.routes.errors import responses
 from service.services.ingestion import ingest_batch
 
@@ -15,7 +15,7 @@ router = APIRouter(tags=["ingestion"])
 async def post_traces(
     batch: TraceBatch,
     request: Request,
-    session: SessionDep,
+    stores: StoresDep,
     settings: SettingsDep,
     principal: PrincipalDep,
 ) -> IngestResult:
@@ -28,4 +28,6 @@ async def post_traces(
     """
     given = batch.project if "project" in batch.model_fields_set else None
     project = batch_project(request, principal, given)
-    return await ingest_batch(session, batch.model_copy(update={"project": project}), settings)
+    # The project is known only now (it may be the body's): its store is chosen here.
+    async with project_session(stores, project) as session:
+        return await ingest_batch(session, batch.model_copy(update={"project": project}), settings)

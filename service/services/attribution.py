@@ -9,17 +9,18 @@ from typing import Any
 
 from neo4j import AsyncSession
 
-from graph_schema.views import CaseView
 from service.attribution.engine import attribute
 from service.attribution.graph import CaseGraph
 from service.attribution.judges.base import CachedJudge, Judge
 from service.attribution.judges.heuristic import HeuristicJudge
-from service.attribution.models import AttributeRequest, AttributionResult
 from service.attribution.scope import Scope
 from service.attribution.search import EndpointEmbedder
 from service.attribution.walk import CaseFacts
 from service.errors import CaseNotFound, InvalidInput
+from service.models.attribution import AttributeRequest, AttributionResult
+from service.models.cases import CaseView
 from service.repository import attribution_scope, attributions
+from service.services.attribution_scope import ScopeReads
 from service.settings import Settings
 
 
@@ -28,6 +29,7 @@ class RepositorySource:
     """The engine's view of the rest of the graph, read through the repository.
 
     ``session`` is used by one case at a time (a Neo4j session is not shared by concurrent work).
+    ``scope_reads``, when given, is shared by the cases of a job: a scope is read once.
     """
 
     session: AsyncSession
@@ -35,6 +37,7 @@ class RepositorySource:
     limit: int
     prefetched: dict[tuple[str, ...], list[dict[str, Any]]]
     embedder: EndpointEmbedder | None = None
+    scope_reads: ScopeReads | None = None
 
     async def descendants(self, unit_ids: list[str]) -> list[dict[str, Any]]:
         rows = self.prefetched.get(tuple(unit_ids))
@@ -43,6 +46,8 @@ class RepositorySource:
         return await attributions.descendants(self.session, self.project, unit_ids, self.limit)
 
     async def scope_messages(self, scope: Scope) -> list[dict[str, Any]]:
+        if self.scope_reads is not None:
+            return await self.scope_reads.messages(self.session, self.project, scope)
         return await attribution_scope.scope_messages(self.session, self.project, scope, self.limit)
 
 

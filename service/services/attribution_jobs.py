@@ -13,9 +13,9 @@ import uuid
 
 from neo4j import AsyncSession
 
-from graph_schema.jobs import AttributionJob, AttributionJobRequest
-from service.attribution.models import AttributeRequest, AttributionResult
 from service.errors import Conflict, NotFound
+from service.models.attribution import AttributeRequest, AttributionResult
+from service.models.jobs import AttributionJob, AttributionJobRequest
 from service.repository import attribution_jobs as jobs
 from service.services.attribution import build_judge, close_judge
 from service.services.job_runner import JobSpec, worker

@@ -1,7 +1,7 @@
 """Audits: read-only questions asked of a whole project, each a documented Cypher statement.
 
-This module checks the audit's name and parameters against the registry
-(``service.services.audit_registry``) and asks the repository for one page of rows.
+This module checks the audit's name and parameters against the catalogue
+(``service.audits.catalogue``) and asks the repository for one page of rows.
 """
 
 from __future__ import annotations
@@ -11,15 +11,13 @@ from typing import Any
 
 from neo4j import AsyncSession
 
-from graph_schema.audits import AuditInfo, AuditPage, AuditParameter
-from service.errors import AuditNotFound, InvalidInput
+from service.audits.catalogue import AUDITS
+from service.audits.parameters import parse_parameters
+from service.audits.spec import AuditSpec
+from service.audits.words import answer_needles
+from service.errors import AuditNotFound
+from service.models.audits import AuditInfo, AuditPage
 from service.repository import audits
-from service.services.audit_filters import answer_needles
-from service.services.audit_registry import AUDITS, AuditSpec
-
-# Query parameters every audit takes; the route reads them itself.
-COMMON_PARAMETERS = ("project", "skip", "limit")
-_TRUE, _FALSE = {"true", "1", "yes"}, {"false", "0", "no"}
 
 
 def list_audits() -> list[AuditInfo]:
@@ -37,52 +35,6 @@ def get_spec(name: str) -> AuditSpec:
             details=[{"loc": ["path", "name"], "msg": "no such audit", "known": known}],
         )
     return spec
-
-
-def _convert(param: AuditParameter, text: str) -> tuple[Any, str | None]:
-    """(value, None), or (None, what is wrong with ``text``)."""
-    value: Any = text
-    if param.type == "int":
-        try:
-            value = int(text)
-        except ValueError:
-            return None, f"must be an integer, not {text[:40]!r}"
-        if param.minimum is not None and value < param.minimum:
-            return None, f"must be at least {param.minimum}"
-        if param.maximum is not None and value > param.maximum:
-            return None, f"must be at most {param.maximum}"
-    elif param.type == "bool":
-        if text.lower() not in _TRUE | _FALSE:
-            return None, "must be true or false"
-        value = text.lower() in _TRUE
-    elif param.choices is not None and text not in param.choices:
-        return None, f"must be one of {', '.join(param.choices)}"
-    return value, None
-
-
-def parse_parameters(spec: AuditSpec, given: Sequence[tuple[str, str]]) -> dict[str, Any]:
-    """The audit's parameters from the query string's ``(name, value)`` pairs, defaults filled
-    in. Every unknown, repeated or malformed one is reported at once (``InvalidInput``)."""
-    declared = {p.name: p for p in spec.info.parameters}
-    values: dict[str, Any] = {p.name: p.default for p in spec.info.parameters}
-    problems: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for name, text in given:
-        param = declared.get(name)
-        if param is None:
-            takes = ", ".join([*declared, *COMMON_PARAMETERS])
-            msg = f"audit {spec.name!r} takes no parameter {name!r}; it takes {takes}"
-        elif name in seen:
-            msg = "given more than once"
-        else:
-            values[name], msg = _convert(param, text)  # type: ignore[assignment]
-        seen.add(name)
-        if msg is not None:
-            problems.append({"loc": ["query", name], "msg": msg, "type": "audit_parameter"})
-    if problems:
-        names = ", ".join(sorted({str(p["loc"][1]) for p in problems}))
-        raise InvalidInput(f"bad parameter(s) for audit {spec.name!r}: {names}", details=problems)
-    return values
 
 
 async def run_audit(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from neo4j import AsyncSession
 
-from graph_schema.views import CaseSummary, CaseView, Subgraph
 from service.errors import CaseNotFound, InvalidInput
+from service.models.cases import CaseSummary, CaseView, Subgraph
 from service.repository import cases
 
 

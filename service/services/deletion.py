@@ -7,8 +7,8 @@ from datetime import datetime
 
 from neo4j import AsyncSession
 
-from graph_schema.views import DeletionCounts, ProjectDeleted
 from service.errors import InvalidInput
+from service.models.deletion import DeletionCounts, ProjectDeleted
 from service.repository import deletion
 from service.services.times import in_utc
 

@@ -7,23 +7,18 @@ from typing import Any
 
 import anyio
 from neo4j import AsyncSession
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from graph_schema.models import IngestResult, TraceBatch
 from ingest.execution_graph import convert_execution_graph
 from service.errors import InvalidInput
+from service.models.imports import ImportResult
+from service.models.traces import TraceBatch
 from service.services.ingestion import ingest_batch
 from service.settings import Settings
 
 GROUND_TRUTH_KEY = "ground_truth"
 """Case attribute holding an annotation's labels. The attribution never reads case attributes;
 benchmarks read it to score attributions with the paper's two metrics."""
-
-
-class ImportResult(BaseModel):
-    ingested: IngestResult
-    labelled_cases: int
-    warnings: list[str]
 
 
 def prepare_batch(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from neo4j import AsyncSession
 
-from graph_schema.models import IngestResult, TraceBatch
 from ingest.rows import batch_rows
 from service.errors import PayloadTooLarge
+from service.models.traces import IngestResult, TraceBatch
 from service.repository import traces
 from service.settings import Settings
 

@@ -4,7 +4,8 @@ Why a thread of its own: a job reads and decodes thousands of subgraphs and walk
 Python. On the request loop that would hold up every other request for as long as the job runs;
 on its own thread the request loop keeps answering (it shares the interpreter, so it gets slower,
 not stuck). An async Neo4j driver and an HTTP client belong to the event loop that made them, so
-the worker makes its own driver (one per process, on the first job; the request driver is still
+the worker makes its own drivers (one per store, on the first job; a job runs on the store of its
+project, ``service.placement``; the request drivers are still
 the one made in the lifespan) and its own embedder.
 
 A runner works through its job's pending cases in id order, in chunks: ``CHUNK_WORKERS`` chunks
@@ -31,10 +32,10 @@ from dataclasses import dataclass, field
 from neo4j import AsyncDriver, AsyncSession
 
 from service.attribution.judges.base import Judge
-from service.attribution.models import AttributeRequest
 from service.attribution.search import EndpointEmbedder
-from service.db import create_driver
+from service.db import Stores
 from service.errors import MemTraceError, StoreUnavailable
+from service.models.attribution import AttributeRequest
 from service.repository import attribution_jobs as jobs
 from service.repository import attributions
 from service.repository.attribution_jobs import HEARTBEAT_S, CaseOutcome, PendingCase
@@ -46,6 +47,7 @@ from service.services.attribution import (
     close_judge,
     new_embedder,
 )
+from service.services.attribution_scope import ScopeReads
 from service.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -89,7 +91,7 @@ class JobWorker:
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
         self._loop = asyncio.new_event_loop()
-        self._driver: AsyncDriver | None = None
+        self._stores: Stores | None = None
         self._thread = threading.Thread(target=self._serve, name="attribution-jobs", daemon=True)
         self._thread.start()
 
@@ -102,10 +104,11 @@ class JobWorker:
         asyncio.run_coroutine_threadsafe(self._run(spec), self._loop)
 
     async def _run(self, spec: JobSpec) -> None:
-        if self._driver is None:
-            self._driver = create_driver(self._settings)
+        if self._stores is None:
+            self._stores = Stores(self._settings)
         try:
-            await run_job(self._driver, self._settings, spec)
+            store = self._stores.for_project(spec.project)
+            await run_job(store.driver, store.database, self._settings, spec)
         except Exception as e:  # a runner never dies silently
             log.error("attribution job %s crashed: %s", spec.job_id, type(e).__name__, exc_info=e)
 
@@ -124,36 +127,40 @@ def worker(settings: Settings) -> JobWorker:
         return _worker
 
 
-async def run_job(driver: AsyncDriver, settings: Settings, spec: JobSpec) -> None:
+async def run_job(driver: AsyncDriver, database: str, settings: Settings, spec: JobSpec) -> None:
     """Attribute the job's pending cases until none is left, the job is stopped or resumed by
     another runner, or Neo4j stays unreachable."""
     run = _Run(spec)
     run.owned.set()
-    database = settings.neo4j_database
     beat = asyncio.create_task(_heartbeat(driver, database, run))
     try:
-        await _work(driver, settings, run)
+        await _work(driver, database, settings, run)
     finally:
         beat.cancel()
 
 
 @dataclass
 class _Shared:
-    """What every case of a job shares: the driver (a session per case in flight), the
-    embedder, and the bound on cases in flight. (The engine keeps one search index per case
-    scope in the process, so a job's cases of one conversation search it once.)"""
+    """What every case of a job's runner shares: the driver (a session per case in flight),
+    the embedder, the scopes' messages read so far (``attribution_scope.ScopeReads``: a
+    conversation's messages are read once, not once per case) and the bound on cases in flight.
+    (The engine keeps one search index per case scope in the process, so a job's cases of one
+    conversation search it once.)"""
 
     driver: AsyncDriver
+    database: str  # of the job's project's store
     settings: Settings
     embedder: EndpointEmbedder | None
+    scope_reads: ScopeReads
     in_flight: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(CASES_IN_FLIGHT))
 
 
-async def _work(driver: AsyncDriver, settings: Settings, run: _Run) -> None:
+async def _work(driver: AsyncDriver, database: str, settings: Settings, run: _Run) -> None:
     spec = run.spec
-    shared = _Shared(driver, settings, new_embedder(settings))
+    limit = settings.attribution_graph_limit
+    shared = _Shared(driver, database, settings, new_embedder(settings), ScopeReads(limit))
     failures = 0
-    async with driver.session(database=settings.neo4j_database) as session:
+    async with driver.session(database=database) as session:
         while run.owned.is_set():
             try:
                 if not await jobs.next_cases(session, spec.project, spec.job_id, "", 1):
@@ -183,7 +190,7 @@ async def _pass(shared: _Shared, run: _Run) -> None:
     transaction, attributing them, and recording them in one write transaction. While one
     worker waits for Neo4j, the others walk their cases."""
     spec = run.spec
-    database = shared.settings.neo4j_database
+    database = shared.database
     chunks: asyncio.Queue[list[PendingCase] | None] = asyncio.Queue(CHUNK_WORKERS)
 
     async def read_pending() -> None:
@@ -255,8 +262,10 @@ async def attribute_batch(
             try:
                 check_case(spec.project, case_id, inputs[case_id].case)
                 judge = build_judge(spec.request, settings)
-                async with shared.driver.session(database=settings.neo4j_database) as own:
-                    source = RepositorySource(own, spec.project, limit, {}, shared.embedder)
+                async with shared.driver.session(database=shared.database) as own:
+                    source = RepositorySource(
+                        own, spec.project, limit, {}, shared.embedder, shared.scope_reads
+                    )
                     result = await attribute_inputs(inputs[case_id], judge, source)
             except StoreUnavailable:
                 raise

@@ -14,34 +14,25 @@ from __future__ import annotations
 
 import asyncio
 import zlib
-from typing import Any, Literal
+from typing import Any
 
 from neo4j import AsyncSession
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from graph_schema.models import IngestResult, TraceBatch
 from ingest.otlp import Converted, OtlpMappingError, convert_export
 from ingest.otlp_decode import Loc, OtlpFormatError, decode_json, decode_protobuf, where
 from service.errors import InvalidInput, MalformedRequest, PayloadTooLarge, UnsupportedMediaType
+from service.models.otlp import Encoding, OtlpResult
+from service.models.traces import TraceBatch
 from service.services.ingestion import ingest_batch
 from service.settings import Settings
 
-Encoding = Literal["protobuf", "json"]
 MEDIA_TYPES: dict[str, Encoding] = {
     "application/x-protobuf": "protobuf",
     "application/protobuf": "protobuf",
     "application/json": "json",
 }
 CONTENT_ENCODINGS = ("gzip", "identity")
-
-
-class OtlpResult(BaseModel):
-    """What an export did: the batch's counts, its span count, and mapping warnings."""
-
-    encoding: Encoding
-    spans: int
-    ingested: IngestResult
-    warnings: list[str]
 
 
 def media_type(content_type: str | None) -> Encoding:

@@ -14,7 +14,9 @@ from typing import get_args
 
 from neo4j import AsyncSession
 
-from graph_schema.reports import (
+from service.errors import InvalidInput
+from service.models.attribution import ErrorType
+from service.models.reports import (
     BlamedOperationCount,
     BlamedPromptCount,
     Bucket,
@@ -27,8 +29,6 @@ from graph_schema.reports import (
     SystemCount,
     TrendRow,
 )
-from service.attribution.models import ErrorType
-from service.errors import InvalidInput
 from service.repository import reports
 from service.repository.reports import CaseRow
 from service.services.times import in_utc

@@ -8,42 +8,14 @@ offers to run one through ``POST /attribute``); reading a page never starts an a
 from __future__ import annotations
 
 from neo4j import AsyncSession
-from pydantic import BaseModel
 
-from graph_schema.views import CaseView, Subgraph
-from service.attribution.models import AttributionResult
 from service.errors import CaseNotFound
+from service.models.ui import CaseList, CasePage, CaseRow
 from service.repository import attributions
 from service.repository import cases as case_store
 
 LIST_LIMIT = 1000
 """Most cases the list page shows, and most stored attributions it joins them with."""
-
-
-class CasePage(BaseModel):
-    """Everything the case page draws. ``subgraph`` is None when the case names no answer unit."""
-
-    case: CaseView
-    subgraph: Subgraph | None
-    attribution: AttributionResult | None
-
-
-class CaseRow(BaseModel):
-    """One line of the case list: the case and, if it was attributed, what was blamed."""
-
-    id: str
-    verdict: str
-    attribution: AttributionResult | None
-
-
-class CaseList(BaseModel):
-    """The list page: ``truncated`` says there were more than ``limit`` cases."""
-
-    project: str
-    verdict: str | None
-    cases: list[CaseRow]
-    limit: int
-    truncated: bool
 
 
 async def case_page(session: AsyncSession, project: str, case_id: str, node_limit: int) -> CasePage:

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Header, Query, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 import service.id_paths  # noqa: F401  (registers the {name:id} path convertor)
-from graph_schema.models import Verdict
+from graph_schema import Verdict
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
 from service.errors import NotFound

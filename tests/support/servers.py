@@ -11,7 +11,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from pathlib import Path
 import httpx
 
 from service.neo4j_local import LocalNeo4j
+from service.processes import NotReady, spawn, wait_ready
 from service.settings import get_settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -87,6 +87,13 @@ class ServiceHandle:
         return self.log.read_text(errors="replace")
 
 
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
 @contextmanager
 def run_service(
     neo4j_uri: str, workdir: Path, port: int | None = None, **env: str
@@ -101,28 +108,15 @@ def run_service(
         "MEMTRACE_NEO4J_RETRY_TIME_S": "1",
         **env,
     }
-    with open(log, "ab") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "service.main:app", "--port", str(port)],
-            cwd=REPO,
-            env=environment,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    uvicorn = [sys.executable, "-m", "uvicorn", "service.main:app", "--port", str(port)]
+    process = spawn(uvicorn, log, env=environment, cwd=REPO)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
     try:
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"service exited early:\n{log.read_text()[-3000:]}")
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"service did not start:\n{log.read_text()[-3000:]}")
-            time.sleep(0.2)
+        try:
+            wait_ready(process, lambda: _answers(f"{url}/healthz"), 60)
+        except NotReady as e:
+            what = "exited early" if e.returncode is not None else "did not start"
+            raise RuntimeError(f"service {what}:\n{log.read_text()[-3000:]}") from e
         yield ServiceHandle(url, process, log)
     finally:
         process.terminate()

@@ -11,6 +11,16 @@ from tests.support.servers import REPO
 _DEMO = json.loads((REPO / "examples" / "demo_trace.json").read_text())
 
 
+# The example trace's failed cases and the operation that broke each (see examples/README.md).
+DEMO_TRUTH = {
+    "case-1": ("ExtractionError", "op-extract-1"),
+    "case-2": ("UpdateError", "op-update-2"),
+    "case-3": ("DeletionError", "op-update-2"),
+    "case-4": ("RetrievalError", "op-search-4"),
+    "case-5": ("ResponseError", "op-answer-5"),
+}
+
+
 def demo_batch(project: str) -> dict[str, Any]:
     """The bundled example trace (16 operations, 6 cases), moved into ``project``."""
     batch = copy.deepcopy(_DEMO)

@@ -1,0 +1,9 @@
+// Compares the cases of a batch with the stored ones, answered in one row (see compare_units).
+// $params: project (string), rows (list of {id (string), fp (string)})
+// Returns: missing (ids not stored), differing (stored with another fingerprint), identical (count stored alike)
+UNWIND $rows AS row
+OPTIONAL MATCH (c:Case {project: $project, id: row.id})
+RETURN
+  collect(CASE WHEN c IS NULL THEN row.id END) AS missing,
+  collect(CASE WHEN c.fp <> row.fp THEN row.id END) AS differing,
+  count(CASE WHEN c.fp = row.fp THEN 1 END) AS identical

@@ -1,0 +1,39 @@
+"""The graph's node labels, relationship types, constraints and indexes, named once.
+
+Cypher text cannot import Python, so the ``.cypher`` files spell these out; a test
+(tests/test_graph_schema.py) checks that every statement uses only the labels and types named
+here and that ``cypher/schema/`` creates exactly these constraints and indexes. A new label or
+relationship type is added here first.
+"""
+
+from __future__ import annotations
+
+NODE_LABELS = frozenset({"Operation", "Unit", "Case", "Attribution", "AttributionJob"})
+
+EDGE_TYPES = {
+    "CONSUMES": "(:Operation)-[:CONSUMES {position}]->(:Unit): an input, in argument order",
+    "PRODUCES": "(:Operation)-[:PRODUCES {position}]->(:Unit): an output, in result order",
+    "PRODUCED_BY": "(:Unit)-[:PRODUCED_BY]->(:Operation): PRODUCES reversed, kept by the writer",
+    "ANSWERED_BY": "(:Case)-[:ANSWERED_BY]->(:Unit): the answer the case judged",
+    "EVIDENCE": "(:Case)-[:EVIDENCE {position}]->(:Unit): units known to carry the information",
+    "ATTRIBUTED": "(:Case)-[:ATTRIBUTED]->(:Attribution): the case's stored attribution",
+    "BLAMES": "(:Attribution)-[:BLAMES]->(:Operation): the operation it blames",
+    "COVERS": "(:AttributionJob)-[:COVERS {state}]->(:Case): a case the job attributes",
+}
+
+CONSTRAINTS = frozenset(
+    {"operation_key", "unit_key", "case_key", "attribution_job_key", "attribution_job_active"}
+)
+"""Uniqueness constraints: ``(project, id)`` per label (the writer's MERGE and CREATE rely on
+them), and one active attribution job per project."""
+
+INDEXES = frozenset(
+    {
+        "operation_kind",
+        "operation_session",
+        "unit_kind",
+        "unit_memory_id",
+        "case_verdict",
+        "attribution_project",
+    }
+)

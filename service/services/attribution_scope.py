@@ -1,0 +1,104 @@
+"""Reading a scope's source messages once for many cases (an attribution job).
+
+The cases of one conversation share a scope (:mod:`service.attribution.scope`) and differ only in
+the answer's time. So a job reads each named scope once without the time bound, and each case
+keeps the messages recorded no later than its answer, in Python: exactly the rows, in the same
+order, that ``attribution/scope_messages`` gives for that case, as long as the read is complete
+(no more messages than the limit). When it is not, or the scope is the whole project (not shared
+by a conversation's cases, and possibly far bigger than what one answer's time admits), each case
+reads its own, bounded in Neo4j as before.
+
+Why once per job and not once per case: a scope named by attributes has no index to answer it
+(``CONTAINS`` on the stored JSON), so its read costs in proportion to the project's operations
+and messages; read per case, a project of 100k operations made every case pay for all of them.
+
+What it means for results: a job's cases see their scope's messages as they were when the job's
+runner first needed them; a message recorded before an answer but sent to the
+service while the job runs is seen by a later job or ``POST /attribute``, not by this job. Cases
+are taken in id order, so one conversation's cases tend to come together: at most
+:data:`SCOPES_KEPT` scopes and :data:`ROWS_KEPT` messages are kept, least recently used first out.
+
+The rows are decoded once (``graph.prepared``), so a case's graph takes them without decoding a
+timestamp or an attributes JSON again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from neo4j import AsyncSession
+
+from service.attribution.graph import prepared
+from service.attribution.scope import Scope
+from service.repository import attribution_scope
+
+SCOPES_KEPT = 16
+ROWS_KEPT = 100_000
+
+ScopeKey = tuple[tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...]]
+Timed = list[tuple[int | None, dict[str, Any]]]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def _nanoseconds(value: Any) -> int | None:
+    """An instant as nanoseconds since the epoch: ``[seconds, nanosecond, offset]`` as the scope
+    query returns it, or a datetime. Integers compare exactly as Neo4j compares the instants
+    (a datetime would drop the nanoseconds) and far faster than datetimes."""
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return int(value[0]) * 1_000_000_000 + int(value[1])
+    micros: int = (value - _EPOCH) // _MICROSECOND
+    return micros * 1000
+
+
+@dataclass
+class ScopeReads:
+    """The complete message lists of the named scopes read so far (None: too many to keep)."""
+
+    limit: int
+    _read: OrderedDict[ScopeKey, Timed | None] = field(default_factory=OrderedDict)
+    _locks: dict[ScopeKey, asyncio.Lock] = field(default_factory=dict)
+
+    async def messages(
+        self, session: AsyncSession, project: str, scope: Scope
+    ) -> list[dict[str, Any]]:
+        """What ``attribution_scope.scope_messages`` answers for ``scope``, the same rows in
+        the same order (latest first)."""
+        if scope.whole_project:
+            return await attribution_scope.scope_messages(session, project, scope, self.limit)
+        key = (scope.systems, scope.attributes, scope.sessions)
+        # cases in flight at once wait for one read of their scope rather than each reading it
+        async with self._locks.setdefault(key, asyncio.Lock()):
+            if key not in self._read:
+                self._keep(key, await self._read_all(session, project, scope))
+            self._read.move_to_end(key)
+            complete = self._read[key]
+        if complete is None:
+            return await attribution_scope.scope_messages(session, project, scope, self.limit)
+        # the query's time condition: unknown times count as in time
+        until = _nanoseconds(scope.until)
+        if until is None:
+            return [row for _, row in complete]
+        return [row for when, row in complete if when is None or when <= until]
+
+    async def _read_all(self, session: AsyncSession, project: str, scope: Scope) -> Timed | None:
+        unbounded = replace(scope, until=None, lineage=())
+        rows = await attribution_scope.scope_messages(session, project, unbounded, self.limit + 1)
+        if len(rows) > self.limit:
+            return None
+        return [(_nanoseconds(r["ts"]), prepared(r)) for r in rows]
+
+    def _keep(self, key: ScopeKey, rows: Timed | None) -> None:
+        self._read[key] = rows
+        while len(self._read) > SCOPES_KEPT or (
+            len(self._read) > 1 and sum(len(r or ()) for r in self._read.values()) > ROWS_KEPT
+        ):
+            old, _ = self._read.popitem(last=False)
+            self._locks.pop(old, None)

@@ -1,0 +1,169 @@
+"""Where things live (issue 11's done-when checks), so the layout cannot drift back:
+
+- no command-line code under ``service/`` (the ``memtrace`` command is ``cli/``);
+- every model a route answers or reads is defined in ``service/models/`` (or is a wire model of
+  ``memtrace_client.models``, which ``service.models.traces`` re-exports);
+- no error body (``{"error": ...}``) is built outside ``service/http_errors.py``;
+- the README's "The code" section names the folders the tree has, and only those.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pkgutil
+import re
+import subprocess
+import types
+import typing
+from collections.abc import Iterator
+from pathlib import Path
+
+from fastapi import APIRouter
+from fastapi.routing import APIRoute
+from pydantic import BaseModel
+
+import service
+
+REPO = Path(__file__).resolve().parent.parent
+SERVICE = REPO / "service"
+MODEL_HOMES = ("service.models.", "memtrace_client.models")
+CLI_PACKAGES = {"cli", "typer", "click", "rich"}
+
+
+def _modules(folder: Path) -> Iterator[tuple[Path, ast.Module]]:
+    for path in sorted(folder.rglob("*.py")):
+        yield path.relative_to(REPO), ast.parse(path.read_text(encoding="utf-8"))
+
+
+def test_no_command_line_code_in_the_service() -> None:
+    found = []
+    for path, tree in _modules(SERVICE):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            found += [f"{path}:{node.lineno} {n}" for n in names if n.split(".")[0] in CLI_PACKAGES]
+    assert found == []
+
+
+def _models(annotation: object) -> Iterator[type[BaseModel]]:
+    """Every pydantic model in a type annotation, and in the fields of those models."""
+    seen: set[type] = set()
+    stack = [annotation]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            if current not in seen:
+                seen.add(current)
+                yield current
+                stack += [f.annotation for f in current.model_fields.values()]
+        else:
+            stack += list(typing.get_args(current))
+            if isinstance(current, types.UnionType):
+                stack += list(current.__args__)
+
+
+def _api_routes() -> list[APIRoute]:
+    """The routes of every ``APIRouter`` the server's modules define (where routes live; the
+    app itself only includes them)."""
+    routers: dict[int, APIRouter] = {}
+    for info in pkgutil.walk_packages(service.__path__, "service."):
+        for value in vars(importlib.import_module(info.name)).values():
+            if isinstance(value, APIRouter):
+                routers[id(value)] = value
+    return [r for router in routers.values() for r in router.routes if isinstance(r, APIRoute)]
+
+
+def test_every_route_model_is_defined_in_the_models_home() -> None:
+    outside = set()
+    for route in _api_routes():
+        annotations = [route.response_model]
+        annotations += [r.get("model") for r in route.responses.values()]
+        annotations += [p.field_info.annotation for p in route.dependant.body_params]
+        for annotation in annotations:
+            for model in _models(annotation):
+                if not model.__module__.startswith(MODEL_HOMES):
+                    outside.add(f"{model.__module__}.{model.__qualname__} ({route.path})")
+    assert sorted(outside) == []
+
+
+def test_the_check_sees_models() -> None:
+    """The route walk finds models at all (a check that finds nothing passes trivially)."""
+    found = {m.__name__ for route in _api_routes() for m in _models(route.response_model)}
+    assert {"AttributionResult", "Cost", "Report", "TrendRow", "IngestResult"} <= found
+
+
+def _error_bodies(tree: ast.Module) -> Iterator[int]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            if any(isinstance(k, ast.Constant) and k.value == "error" for k in node.keys):
+                yield node.lineno
+        elif isinstance(node, ast.Call):
+            name = getattr(node.func, "id", getattr(node.func, "attr", None))
+            if name == "ErrorBody" or (
+                name == "dict" and any(k.arg == "error" for k in node.keywords)
+            ):
+                yield node.lineno
+
+
+def test_error_bodies_are_built_in_the_error_module_only() -> None:
+    found = [
+        f"{path}:{line}"
+        for path, tree in _modules(SERVICE)
+        if path != Path("service/http_errors.py")
+        for line in _error_bodies(tree)
+    ]
+    assert found == []
+    # and the error module does build them (the check looks for the right shape)
+    assert list(_error_bodies(ast.parse((SERVICE / "http_errors.py").read_text())))
+
+
+def _readme_tree() -> dict[str, set[str]]:
+    """The folders the README's "The code" block names: top level, and one level below."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## The code", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```", 2)[1]
+    listed: dict[str, set[str]] = {}
+    parent = ""
+    for line in block.splitlines():
+        match = re.match(r"^( *)([\w.-]+(?:/[\w.-]+)*/)\s", line + " ")
+        if not match:
+            continue
+        indent, name = match.groups()
+        parts = name.rstrip("/").split("/")
+        if not indent:
+            parent = parts[0]
+            listed.setdefault(parent, set()).update(parts[1:2])
+        elif len(indent) == 2:
+            listed[parent].add(parts[0])
+    return listed
+
+
+def _tracked_folders() -> dict[str, set[str]]:
+    files = subprocess.run(
+        ["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    tree: dict[str, set[str]] = {}
+    for file in files:
+        parts = file.split("/")
+        if len(parts) < 2 or parts[0].startswith("."):
+            continue
+        tree.setdefault(parts[0], set())
+        if len(parts) > 2:
+            tree[parts[0]].add(parts[1])
+    return tree
+
+
+def test_the_readme_names_the_folders_of_the_tree() -> None:
+    listed = _readme_tree()
+    tracked = _tracked_folders()
+    assert set(listed) == set(tracked), "top-level folders"
+    for parent, children in listed.items():
+        assert children <= tracked[parent], f"{parent}/ lists folders it does not have"
+    # Every package of the server is named: that is where a newcomer looks first.
+    packages = {p.parent.name for p in SERVICE.glob("*/__init__.py") if p.parent.parent == SERVICE}
+    assert packages <= listed["service"], "service/ packages missing from the README"
