@@ -18,11 +18,15 @@ from openai import AsyncOpenAI
 from benchmarks.attr_inprocess import attribute_in_process
 from benchmarks.attr_metrics import op_correct, reliability, type_correct
 from benchmarks.attr_run import CaseRef, Dataset
-from benchmarks.oracle import CaseTruth, Oracle, OracleJudge
+from benchmarks.oracle import CaseTruth, Oracle, OracleJudge, hidden_by_clipping, units_in_prompt
 from service.attribution.judges.base import Question, UnitText, Verdict
 from service.attribution.judges.heuristic import HeuristicJudge
 from service.attribution.judges.llm import LLMJudge, _estimate_tokens, build_messages
 from service.settings import Settings
+
+HIDDEN: Counter[str] = Counter()
+"""Carriers shown to the LLM, and those whose shown (clipped) content no longer held the fact."""
+HIDDEN_CASES: set[tuple[str, str]] = set()
 
 OUTPUT_TOKENS_PER_UNIT = 12
 """What the oracle's JSON answer costs per unit (``{"id": "u-...", "carries": true}``)."""
@@ -64,6 +68,15 @@ class OracleLLMJudge(LLMJudge):
         self.cost.output_tokens += spent[1]
         self._tokens_spent += sum(spent)
         verdicts = await self._oracle.judge(question, units)
+        truth = self._oracle.truth
+        if truth is not None:  # would a real LLM have seen the fact in what the prompt shows?
+            shown = units_in_prompt(str(messages[-1]["content"]))
+            for uid, content in shown.items():
+                if uid in truth.carriers:
+                    HIDDEN["carriers"] += 1
+                    if hidden_by_clipping(content, list(truth.needles)):
+                        HIDDEN["hidden"] += 1
+                        HIDDEN_CASES.add((truth.project, truth.case_id))
         return {uid: bool(v.carries) for uid, v in verdicts.items()}
 
 
@@ -161,6 +174,13 @@ def main(argv: list[str] | None = None) -> None:
                 f"calls {sum(r['llm_calls'] for r in records) / n:.2f}  "
                 f"in-tokens {sum(r['input_tokens'] for r in records) / n:.0f}"
             )
+            if HIDDEN["carriers"]:
+                print(
+                    f"   carriers shown to the LLM {HIDDEN['carriers']}, fact cut out of "
+                    f"{HIDDEN['hidden']} in {len(HIDDEN_CASES)} cases"
+                )
+                HIDDEN.clear()
+                HIDDEN_CASES.clear()
             if judge == "verdicts":
                 print("\n".join(log.table()))
                 log.seen.clear()

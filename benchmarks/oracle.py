@@ -192,7 +192,7 @@ class Oracle:
             self.stats["units_judged"] += 1
             if carries:
                 self.stats["units_carrying"] += 1
-                if _CLIPPED_RE.search(content) and not any(n in content for n in needles):
+                if hidden_by_clipping(content, needles):
                     self.stats["carriers_hidden_by_clipping"] += 1
                     self.clipped.update((c.project, c.case_id) for c in cases)
             verdicts.append({"id": uid, "carries": carries})
@@ -208,6 +208,12 @@ class Oracle:
             return json.dumps({"error_type": None, "op_id": None})
         label = cases[0].label
         return json.dumps({"error_type": label["error_type"], "op_id": label["operation_id"]})
+
+
+def hidden_by_clipping(shown: str, needles: list[str]) -> bool:
+    """Whether a carrier's content as the prompt shows it was cut and no longer holds any text
+    that shows a reader the information (the evidence turn, a citing observation)."""
+    return bool(_CLIPPED_RE.search(shown)) and not any(n in shown for n in needles if n)
 
 
 def _field(pattern: re.Pattern[str], prompt: str) -> str:

@@ -76,3 +76,81 @@ def stem_words(tokens: list[str]) -> list[str]:
 def content_tokens(text: str) -> set[str]:
     """Lower-cased words and numbers without stop words, stemmed."""
     return {stem(t) for t in TOKEN.findall(text.lower()) if t not in STOPWORDS}
+
+
+SEGMENT = re.compile(r"(?:\n+|(?<=[.!?])\s+)")
+"""Where a text splits into segments: line breaks, and sentence ends followed by space."""
+
+
+def segments(text: str) -> list[str]:
+    """The lines and sentences of ``text`` (the whole text when it has none)."""
+    parts = [p for p in SEGMENT.split(text) if p.strip()]
+    return parts or [text]
+
+
+def _spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each segment of ``text``, in order."""
+    out, start = [], 0
+    for cut in SEGMENT.finditer(text):
+        if text[start : cut.start()].strip():
+            out.append((start, cut.start()))
+        start = cut.end()
+    if text[start:].strip():
+        out.append((start, len(text)))
+    return out or [(0, len(text))]
+
+
+GAP = "[...]"
+"""What stands where an excerpt leaves text out."""
+
+
+def excerpt(text: str, wanted: str, limit: int) -> tuple[str, int]:
+    """At most ``limit`` characters of ``text`` (plus gap marks): its segments sharing the most
+    words with ``wanted`` (compared as :func:`content_tokens`), then their neighbours, each run
+    of them verbatim and in the original order, :data:`GAP` where text is left out; and how
+    many characters were left out.
+
+    Why not the head: in a long unit (a conversation buffer, a context of many memories) the
+    segment that matters can be anywhere, and a reader shown the first ``limit`` characters
+    does not see it. A text that fits is returned whole; with nothing shared, or a best segment
+    longer than ``limit`` on its own, the head is shown.
+    """
+    if len(text) <= limit:
+        return text, 0
+    spans = _spans(text)
+    want = content_tokens(wanted)
+    scores = [len(content_tokens(text[a:b]) & want) for a, b in spans]
+    ranked = sorted((i for i in range(len(spans)) if scores[i]), key=lambda i: (-scores[i], i))
+    chosen: set[int] = set()
+    used = 0
+
+    def take(i: int) -> None:
+        nonlocal used
+        size = spans[i][1] - spans[i][0] + 1
+        if i not in chosen and used + size <= limit:
+            chosen.add(i)
+            used += size
+
+    for i in ranked:
+        take(i)
+    for distance in range(1, len(spans)):  # then the context around what was chosen
+        if used >= limit or not chosen:
+            break
+        for i in sorted(chosen):
+            for j in (i - distance, i + distance):
+                if 0 <= j < len(spans):
+                    take(j)
+    if not chosen or (ranked and ranked[0] not in chosen):
+        head = text[:limit]
+        return head, len(text) - len(head)
+    runs: list[tuple[int, int]] = []  # character ranges of consecutive chosen segments
+    for i in sorted(chosen):
+        if runs and i - 1 in chosen:
+            runs[-1] = (runs[-1][0], spans[i][1])
+        else:
+            runs.append(spans[i])
+    pieces = [text[a:b] for a, b in runs]
+    shown = f" {GAP} ".join(pieces)
+    if runs[0][0] > 0:
+        shown = f"{GAP} {shown}"
+    return shown, len(text) - sum(len(p) for p in pieces)

@@ -128,6 +128,22 @@ def test_long_units_are_truncated(llm: ScriptedLLM) -> None:
     assert "4900 more characters" in prompt
 
 
+def test_a_long_unit_shows_the_segments_about_the_question_not_its_head(llm: ScriptedLLM) -> None:
+    # a conversation buffer: the fact sits deep inside, far past the first 300 characters
+    chatter = [f"Bob: line {i} about the weather and the traffic." for i in range(300)]
+    fact = "Ann: I moved from London to Paris last May."
+    buffer = UnitText("buf-1", "memory", "\n".join([*chatter[:250], fact, *chatter[250:]]))
+    with scripted_llm(oracle_from_ids({"buf-1"})) as server:
+        verdicts = run(make_judge(server, max_unit_chars=300), [buffer])
+        prompt = server.prompts()[0]
+    assert carries(verdicts) == {"buf-1": True}
+    assert fact in prompt
+    assert chatter[0] not in prompt  # the head gave way to what the question is about
+    assert "more characters]" in prompt
+    line = next(x for x in prompt.splitlines() if x.startswith('[id="buf-1"]'))
+    assert len(line) < 300 + 200  # within the same budget (plus quoting and marks)
+
+
 def test_confident_pre_verdicts_need_no_call(llm: ScriptedLLM) -> None:
     pre = FixedJudge({u.id: Verdict(ORACLE[u.id], 0.95, "heuristic") for u in UNITS})
     verdicts = run(make_judge(llm, pre=pre))

@@ -19,15 +19,9 @@ from service.attribution.judges.base import Question, UnitText, Verdict
 from service.attribution.judges.dates import MONTHS, WEEKDAYS, resolved_words
 from service.attribution.models import Cost
 from service.attribution.structured import as_text
-from service.text import content_tokens, stem
+from service.text import content_tokens, segments, stem
 
-_SEGMENT = re.compile(r"(?:\n+|(?<=[.!?])\s+)")
 _WH = frozenset({"what", "which", "who", "whom", "when", "where", "why", "how", "whose", "kind"})
-
-
-def _segments(text: str) -> list[str]:
-    parts = [p for p in _SEGMENT.split(text) if p.strip()]
-    return parts or [text]
 
 
 _MONTHS = frozenset(stem(m) for m in [*MONTHS, *WEEKDAYS])
@@ -36,6 +30,22 @@ _MONTHS = frozenset(stem(m) for m in [*MONTHS, *WEEKDAYS])
 def _specific(tokens: set[str]) -> set[str]:
     """Numbers, dates and day names: an answer that names one is wrong without it."""
     return {t for t in tokens if t.isdigit() or t in _MONTHS}
+
+
+_WHEN = re.compile(r"\bwhen\b", re.IGNORECASE)
+_DATE_WORDS = (
+    frozenset(
+        stem(w)
+        for w in [*MONTHS, *WEEKDAYS, "week", "weekend", "month", "year", "day", "before", "after"]
+    )
+    | frozenset(str(i) for i in range(1, 32))
+    | frozenset(str(y) for y in range(1900, 2100))
+)
+_OWN_DAY = frozenset({"message", "memory"})
+
+
+def _day_words(when: datetime) -> frozenset[str]:
+    return frozenset({str(when.day), stem(MONTHS[when.month - 1]), str(when.year)})
 
 
 _NAME = re.compile(r"\b[A-Z][a-zA-Z]+")
@@ -68,6 +78,8 @@ class _Need:
     wrong: frozenset[str]  # words only the wrong answer has
     # per evidence text: the words of its answering segment, and the dates it said relatively
     key: tuple[tuple[frozenset[str], frozenset[str]], ...]
+    said: frozenset[str] = frozenset()  # every word of every evidence text
+    asks_date: bool = False  # "when ...?" answered by a date alone
 
 
 def _words(segment: str, when: datetime | None) -> set[str]:
@@ -82,6 +94,33 @@ def _segment_words(segment: str, day: date | None) -> frozenset[str]:
     return frozenset(content_tokens(segment) | _resolved(segment, when))
 
 
+@functools.lru_cache(maxsize=65_536)
+def _plain_words(segment: str) -> tuple[frozenset[str], frozenset[str]]:
+    """A segment's words, and those of them that are numbers, dates or names."""
+    words = frozenset(content_tokens(segment))
+    return words, frozenset(_specific(set(words)) | (_names(segment) & words))
+
+
+DERIVED_WORDS = 6
+DERIVED_SHARE = 0.7
+DERIVED_SCORE = 0.6
+
+
+def _derived(words: tuple[frozenset[str], frozenset[str]], said: frozenset[str]) -> float:
+    """A segment made almost only of the evidence's own words was written from the evidence:
+    a memory an extractor took from that message, the message kept in a buffer or a chunk.
+    What the dataset's labels and a reader count as carrying it, even when the answer itself
+    is paraphrased away ("Melanie's family visited the Grand Canyon" from the turn about her
+    family after the accident). Short segments ("Yes, Caroline!") say too little to tell, and
+    a copy naming a number, date or name the evidence does not ("... in November 2023" for
+    "... in November 2012", "moved to Porto" for "moved to Budapest") changed the fact."""
+    plain, specific = words
+    if len(plain) < DERIVED_WORDS or not specific <= said:
+        return 0.0
+    share = len(plain & said) / len(plain)
+    return DERIVED_SCORE if share >= DERIVED_SHARE else 0.0
+
+
 def _resolved(segment: str, when: datetime | None) -> set[str]:
     return {stem(w) for w in resolved_words(segment, when)}
 
@@ -92,16 +131,16 @@ def _key_segment(
     """The words of the evidence segment that best states the answer (the whole evidence when
     no segment states any of it: the answer is inferred), and the date words it only states
     relative to when it was said ("yesterday")."""
-    parts = _segments(text)
-    segments = [_words(seg, when) for seg in parts]
-    if not segments:
+    parts = segments(text)
+    said = [_words(seg, when) for seg in parts]
+    if not said:
         return frozenset(), frozenset()
-    scores = [_recall(answer, seg) for seg in segments]
-    best = max(range(len(segments)), key=lambda i: (scores[i], -i))
+    scores = [_recall(answer, seg) for seg in said]
+    best = max(range(len(said)), key=lambda i: (scores[i], -i))
     if scores[best] == 0.0:
-        return frozenset(set().union(*segments)), frozenset()
+        return frozenset(set().union(*said)), frozenset()
     relative = _resolved(parts[best], when) - content_tokens(parts[best])
-    return frozenset(segments[best]), frozenset(relative)
+    return frozenset(said[best]), frozenset(relative)
 
 
 def verdict_confidence(carries: bool, score: float, topic: float) -> float:
@@ -168,6 +207,12 @@ class HeuristicJudge:
                     for t, when in zip_longest(question.evidence_texts, question.evidence_times)
                     if t is not None
                 ),
+                said=frozenset(
+                    w for t in question.evidence_texts for w in content_tokens(as_text(t))
+                ),
+                asks_date=bool(_WHEN.search(question.question))
+                and bool(own)
+                and own <= _DATE_WORDS,
             )
             self._needs = {question: need}  # one question per case: keep only the last
         return need
@@ -191,12 +236,20 @@ class HeuristicJudge:
         """
         need = self._need(question)
         # JSON snapshots and lists of memories (imported execution graphs) read as their text
-        words = [_words(seg, when) for seg in _segments(as_text(content))]
+        parts = segments(as_text(content))
+        words = [_words(seg, when) for seg in parts]
+        segment_words = [_plain_words(seg) for seg in parts]
         dated = kind == "memory"
+        # "when did ...?": a message or memory telling of the event without naming a date
+        # tells it on the day it was said or written (LoCoMo answers with that day).
+        today = _day_words(when) if need.asks_date and kind in _OWN_DAY and when else frozenset()
         best = topic = 0.0
         for i, have in enumerate(words):
             if not have:
                 continue
+            own_day = bool(today) and not _specific(have)
+            if own_day:
+                have = have | today
             around = (
                 have
                 | (words[i - 1] if i else set())
@@ -219,7 +272,10 @@ class HeuristicJudge:
             stated = 0.5 ** (missing + 2 * other_event) * (0.6 + 0.4 * named)
             if need.wrong and need.wrong <= have and carried < 1.0:
                 stated *= 0.25
-            best = max(best, stated * carried * min(1.0, 0.5 + about))
+            said = stated * carried * min(1.0, 0.5 + about)
+            if own_day:  # a date only implied: carried, never surely (the LLM is asked)
+                said = min(said, DERIVED_SCORE)
+            best = max(best, said)
             topic = max(topic, about * (0.6 + 0.4 * named))
             for key, relative in need.key:
                 # A restatement of the evidence's answering segment carries what it says, even
@@ -253,6 +309,8 @@ class HeuristicJudge:
                     restated *= 1.0 if kept >= 0.5 else kept
                 restated *= 0.5 ** len(specific - around)
                 best = max(best, restated * (0.6 + 0.4 * named) * min(1.0, 0.5 + about))
+            if need.said:
+                best = max(best, _derived(segment_words[i], need.said))
         return round(best, 4), round(topic, 4)
 
     def verdict(

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, StrictBool, ValidationError
 
 from service.attribution.judges.base import Judge, Question, UnitText, Verdict
 from service.attribution.models import Cost
+from service.text import excerpt
 
 logger = logging.getLogger(__name__)
 
@@ -80,16 +81,24 @@ class _Answer(BaseModel):
     verdicts: list[_Item]
 
 
-def _clip(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]} [... {len(text) - limit} more characters]"
+def _clip(text: str, limit: int, wanted: str = "") -> str:
+    """``text`` within ``limit`` characters: the segments most about ``wanted`` (see
+    :func:`service.text.excerpt`), marked with how much was left out."""
+    shown, left_out = excerpt(text, wanted, limit) if wanted else (text[:limit], len(text) - limit)
+    return shown if left_out <= 0 else f"{shown} [... {left_out} more characters]"
 
 
-def unit_line(unit: UnitText, max_chars: int) -> str:
-    """One unit as a prompt line; the only place the line format is written."""
+def wanted_words(question: Question) -> str:
+    """What a long unit's excerpt is chosen by: the question, the expected answer and the
+    evidence (the same words the heuristic judge looks for)."""
+    return " ".join((question.question, question.expected_answer, *question.evidence_texts))
+
+
+def unit_line(unit: UnitText, max_chars: int, wanted: str = "") -> str:
+    """One unit as a prompt line; the only place the line format is written. A unit longer
+    than ``max_chars`` shows the segments most relevant to ``wanted``, not its head."""
     uid, kind = (json.dumps(text, ensure_ascii=False) for text in (unit.id, unit.kind))
-    content = json.dumps(_clip(unit.content, max_chars), ensure_ascii=False)
+    content = json.dumps(_clip(unit.content, max_chars, wanted), ensure_ascii=False)
     return f"[id={uid}] kind={kind} content={content}"
 
 
@@ -115,7 +124,8 @@ def build_messages(
         lines.append("Evidence:")
         lines += [f"- {q(text)}" for text in question.evidence_texts]
     lines.append(f"Units ({len(units)}):")
-    lines += [unit_line(u, max_unit_chars) for u in units]
+    wanted = wanted_words(question)
+    lines += [unit_line(u, max_unit_chars, wanted) for u in units]
     return [
         {"role": "system", "content": SYSTEM_PROMPT},
         {"role": "user", "content": "\n".join(lines)},

@@ -1,0 +1,142 @@
+"""The heuristic judge's rules on small hand-built units, and the excerpt the LLM judge is shown
+of a long unit: each rule with the verdict it must give, and the case it must not overreach to."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from service.attribution.judges.base import Question
+from service.attribution.judges.heuristic import HeuristicJudge
+from service.text import GAP, excerpt
+
+ACCIDENT = (
+    "Melanie: After the accident my family went with me to the Grand Canyon, and we all "
+    "enjoyed it so much. They mean the world to me, I am so grateful for them."
+)
+FEELING = Question(
+    case_id="c-1",
+    question="How did Melanie feel about her family after the accident?",
+    expected_answer="They are important and mean the world to her",
+    wrong_answer="She was angry at them",
+    evidence_texts=(ACCIDENT,),
+)
+
+
+def verdict(question: Question, content: str, kind: str = "memory", when: datetime | None = None):
+    return HeuristicJudge().verdict(question, content, when, kind)
+
+
+def test_a_memory_written_from_the_evidence_carries_it_though_the_answer_is_paraphrased() -> None:
+    # what an extractor kept of the evidence turn: its own words, the answer's words left out
+    kept = "Melanie's family went to the Grand Canyon after the accident and enjoyed it."
+    assert verdict(FEELING, kept).carries is True
+
+
+def test_a_memory_of_the_same_topic_from_another_turn_does_not() -> None:
+    other = "Melanie's son got hurt in an accident during their road trip to the lake."
+    assert verdict(FEELING, other).carries is False
+
+
+def test_a_copy_that_changed_a_date_or_name_of_the_evidence_does_not() -> None:
+    said = "Farid: Did you hear? Hana Morales started learning the trumpet in November 2012."
+    question = Question(
+        "c-5", "When did Hana Morales start learning the trumpet?", "November 2012", "2023", (said,)
+    )
+    changed = "Farid: Did you hear? Hana Morales started learning the trumpet in November 2023."
+    assert verdict(question, changed, kind="context").carries is False
+    assert verdict(question, said, kind="context").carries is True
+
+
+def test_a_short_segment_of_evidence_words_is_too_short_to_tell() -> None:
+    assert verdict(FEELING, "Melanie enjoyed the family trip.").carries is False
+
+
+def test_a_derived_segment_inside_a_long_context_carries_it() -> None:
+    context = "\n".join(
+        [
+            "Caroline is looking into adoption agencies.",
+            "Melanie's family went to the Grand Canyon after the accident and enjoyed it.",
+            "Caroline has a guinea pig named Oscar.",
+        ]
+    )
+    assert verdict(FEELING, context, kind="context").carries is True
+
+
+def test_without_evidence_the_derived_rule_does_not_apply() -> None:
+    bare = Question("c-2", FEELING.question, FEELING.expected_answer, FEELING.wrong_answer)
+    kept = "Melanie's family went to the Grand Canyon after the accident and enjoyed it."
+    assert verdict(bare, kept).carries is False
+
+
+OPENED = Question(
+    case_id="c-3",
+    question="When did Gina open her online clothing store?",
+    expected_answer="16 March, 2023",
+    wrong_answer="June 2022",
+)
+MARCH_16 = datetime(2023, 3, 16, 14, 0, tzinfo=UTC)
+
+
+def test_a_message_telling_of_the_event_is_dated_by_when_it_was_said() -> None:
+    said = "Gina: Yay! My online clothing store is open! I've been dreaming of this."
+    assert verdict(OPENED, said, kind="message", when=MARCH_16).carries is True
+
+
+def test_said_on_another_day_it_does_not_carry_the_date() -> None:
+    said = "Gina: Yay! My online clothing store is open! I've been dreaming of this."
+    other_day = datetime(2023, 5, 2, tzinfo=UTC)
+    assert verdict(OPENED, said, kind="message", when=other_day).carries is False
+
+
+def test_a_message_naming_another_date_keeps_that_date() -> None:
+    said = "Gina: I plan to open my online clothing store on 2 May."
+    assert verdict(OPENED, said, kind="message", when=MARCH_16).carries is False
+
+
+def test_a_context_is_not_dated_by_its_own_time() -> None:
+    # a retrieved context is assembled at question time: its time says nothing of the event
+    context = "Gina opened her online clothing store and enjoys being her own boss."
+    assert verdict(OPENED, context, kind="context", when=MARCH_16).carries is False
+
+
+def test_only_when_questions_take_the_day_it_was_said() -> None:
+    what = Question("c-4", "What did Gina open?", "16 March, 2023", "a bakery")
+    said = "Gina: Yay! My online clothing store is open!"
+    assert verdict(what, said, kind="message", when=MARCH_16).carries is False
+
+
+BUFFER = "\n".join(
+    [
+        f"Speaker {i % 2}: we talked about the weather and the traffic again today."
+        for i in range(200)
+    ]
+)
+FACT = "Caroline: I adopted a dog named Rex from the shelter in May."
+LONG = BUFFER.replace(
+    "Speaker 0: we talked about the weather and the traffic again today.", FACT, 1
+)
+LONG = "\n".join([*LONG.split("\n")[1:150], FACT, *LONG.split("\n")[150:]])
+
+
+def test_excerpt_shows_the_segment_about_the_question_not_the_head() -> None:
+    shown, left_out = excerpt(LONG, "What dog did Caroline adopt? Rex", 400)
+    assert FACT in shown
+    assert not shown.startswith("Speaker 1")  # the head is not what is shown
+    assert shown.startswith(GAP)
+    assert len(shown.replace(GAP, "")) <= 400
+    assert left_out == len(LONG) - len(shown.replace(f"{GAP} ", "").replace(f" {GAP}", ""))
+
+
+def test_excerpt_keeps_the_text_between_chosen_segments_verbatim() -> None:
+    text = "Intro line.\n" * 50 + "Ann moved to Paris. She loves it there.\n" + "Outro line.\n" * 50
+    shown, _ = excerpt(text, "Where does Ann live? Paris", 120)
+    assert "Ann moved to Paris. She loves it there." in shown
+
+
+def test_excerpt_of_a_text_that_fits_is_the_text() -> None:
+    assert excerpt("short", "anything", 100) == ("short", 0)
+
+
+def test_excerpt_sharing_nothing_is_the_head() -> None:
+    shown, left_out = excerpt("x" * 50 + "\n" + "y" * 50, "Paris", 60)
+    assert shown == "x" * 50 + "\n" + "y" * 9 and left_out == 41
