@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from service.attribution.models import ErrorType
+from service.models.attribution import ErrorType
 from service.models.traces import Timestamp
 
 

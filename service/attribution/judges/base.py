@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from service.attribution.models import Cost
+from service.models.attribution import Cost
 
 
 @dataclass(frozen=True)

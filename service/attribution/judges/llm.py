@@ -31,7 +31,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from pydantic import BaseModel, ConfigDict, StrictBool, ValidationError
 
 from service.attribution.judges.base import Judge, Question, UnitText, Verdict
-from service.attribution.models import Cost
+from service.models.attribution import Cost
 from service.text import excerpt
 
 logger = logging.getLogger(__name__)
