@@ -140,3 +140,13 @@ def test_excerpt_of_a_text_that_fits_is_the_text() -> None:
 def test_excerpt_sharing_nothing_is_the_head() -> None:
     shown, left_out = excerpt("x" * 50 + "\n" + "y" * 50, "Paris", 60)
     assert shown == "x" * 50 + "\n" + "y" * 9 and left_out == 41
+
+
+def test_a_copy_that_left_out_the_date_asked_for_does_not_carry_it() -> None:
+    # an extraction that drops dates keeps every other word of the turn: the date was the fact
+    said = "Farid: Hana Morales started learning the trumpet at the music school on 12 May 2021."
+    question = Question(
+        "c-6", "When did Hana Morales start learning the trumpet?", "12 May 2021", "2023", (said,)
+    )
+    dropped = "Hana Morales started learning the trumpet at the music school."
+    assert verdict(question, dropped).carries is False

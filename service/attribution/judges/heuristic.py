@@ -121,6 +121,13 @@ def _derived(words: tuple[frozenset[str], frozenset[str]], said: frozenset[str])
     return DERIVED_SCORE if share >= DERIVED_SHARE else 0.0
 
 
+def _date_left_out(answer: frozenset[str], plain: frozenset[str]) -> bool:
+    """An answer that is only a number or date ("12 May 2021") that the segment does not name:
+    a copy written from the evidence without it lost exactly what was asked (an extraction
+    that drops dates), so being written from the evidence does not make it carry."""
+    return bool(answer) and answer == _specific(set(answer)) and not answer & plain
+
+
 def _resolved(segment: str, when: datetime | None) -> set[str]:
     return {stem(w) for w in resolved_words(segment, when)}
 
@@ -309,7 +316,7 @@ class HeuristicJudge:
                     restated *= 1.0 if kept >= 0.5 else kept
                 restated *= 0.5 ** len(specific - around)
                 best = max(best, restated * (0.6 + 0.4 * named) * min(1.0, 0.5 + about))
-            if need.said:
+            if need.said and not _date_left_out(need.answer, segment_words[i][0]):
                 best = max(best, _derived(segment_words[i], need.said))
         return round(best, 4), round(topic, 4)
 
