@@ -18,11 +18,10 @@ import pytest
 from neo4j import Driver, GraphDatabase
 from pydantic import ValidationError
 
-from service.neo4j_local import LocalNeo4j
 from service.placement import DEFAULT_STORE, PlacementError, StoreConfig, store_of
-from service.settings import Settings, get_settings
+from service.settings import Settings
 from tests.support.graph import graph_counts
-from tests.support.servers import Neo4jHandle, ServiceHandle, free_port, run_service
+from tests.support.servers import Neo4jHandle, ServiceHandle, free_port, local_neo4j, run_service
 from tests.support.traces import demo_batch
 
 PLACEMENT = {"solo-exact": "second", "big-*": "second"}
@@ -31,18 +30,8 @@ PLACEMENT = {"solo-exact": "second", "big-*": "second"}
 @pytest.fixture(scope="module")
 def second_neo4j(workdir: Path) -> Iterator[Neo4jHandle]:
     """Another local Neo4j (small heap): the second store."""
-    local = LocalNeo4j(
-        cache_dir=get_settings().local_neo4j_dir,
-        home=workdir / "neo4j-second",
-        port=free_port(),
-        heap="512m",
-        pagecache="128m",
-    )
-    local.start()
-    try:
-        yield Neo4jHandle(local.uri, "neo4j", "unused", local)
-    finally:
-        local.stop()
+    with local_neo4j(workdir / "neo4j-second", heap="512m", pagecache="128m") as handle:
+        yield handle
 
 
 @pytest.fixture(scope="module")

@@ -63,12 +63,19 @@ def neo4j_for_tests(workdir: Path) -> Iterator[Neo4jHandle]:
         with Neo4jContainer("neo4j:5.26-community", password="memtrace-test") as container:
             yield Neo4jHandle(container.get_connection_url(), "neo4j", "memtrace-test")
         return
+    with local_neo4j(workdir / "neo4j", heap="1g", pagecache="512m") as handle:
+        yield handle
+
+
+@contextmanager
+def local_neo4j(home: Path, heap: str, pagecache: str) -> Iterator[Neo4jHandle]:
+    """A throw-away local Neo4j (the launcher, jars from the cache) on a free port."""
     local = LocalNeo4j(
-        cache_dir=settings.local_neo4j_dir,
-        home=workdir / "neo4j",
+        cache_dir=get_settings().local_neo4j_dir,
+        home=home,
         port=free_port(),
-        heap="1g",
-        pagecache="512m",
+        heap=heap,
+        pagecache=pagecache,
     )
     local.start()
     try:
