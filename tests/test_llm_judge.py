@@ -145,11 +145,22 @@ def test_a_long_unit_shows_the_segments_about_the_question_not_its_head(llm: Scr
 
 
 def test_confident_pre_verdicts_need_no_call(llm: ScriptedLLM) -> None:
-    pre = FixedJudge({u.id: Verdict(ORACLE[u.id], 0.95, "heuristic") for u in UNITS})
-    verdicts = run(make_judge(llm, pre=pre))
+    no_context = [u for u in UNITS if u.kind != "context"]
+    pre = FixedJudge({u.id: Verdict(ORACLE[u.id], 0.95, "heuristic") for u in no_context})
+    verdicts = run(make_judge(llm, pre=pre), no_context)
     assert llm.requests == []
-    assert carries(verdicts) == ORACLE
+    assert carries(verdicts) == {u.id: ORACLE[u.id] for u in no_context}
     assert {v.source for v in verdicts.values()} == {"heuristic"}
+
+
+def test_a_context_is_asked_about_however_sure_the_pre_judge_is(llm: ScriptedLLM) -> None:
+    # a ResponseError rests on the context's verdict alone: the LLM confirms it
+    pre = FixedJudge({u.id: Verdict(True, 0.95, "heuristic") for u in UNITS})
+    verdicts = run(make_judge(llm, pre=pre, confident=0.8))
+    assert len(llm.requests) == 1
+    assert unit_ids_in_prompt(llm.prompts()[0]) == ["ctx-1"]
+    assert verdicts["ctx-1"] == Verdict(False, 0.9, "llm")
+    assert verdicts["mem-1"] == Verdict(True, 0.95, "heuristic")  # settled, though wrong
 
 
 def test_a_batch_the_pre_judge_finds_no_carrier_in_goes_to_the_llm_whole(
