@@ -150,3 +150,25 @@ def test_a_copy_that_left_out_the_date_asked_for_does_not_carry_it() -> None:
     )
     dropped = "Hana Morales started learning the trumpet at the music school."
     assert verdict(question, dropped).carries is False
+
+
+def test_a_context_line_written_from_the_evidence_without_its_date_still_carries_it() -> None:
+    # a context shows memories as the answer model read them; their times may be shown beside
+    # them without being in the traced text, so a date-less line is no sign the date was lost
+    said = "Farid: Hana Morales started learning the trumpet at the music school on 12 May 2021."
+    question = Question(
+        "c-7", "When did Hana Morales start learning the trumpet?", "12 May 2021", "2023", (said,)
+    )
+    line = "Hana Morales started learning the trumpet at the music school."
+    assert verdict(question, f"Ann likes tea.\n{line}", kind="context").carries is True
+    assert verdict(question, line, kind="memory").carries is False
+
+
+def test_a_carrier_by_words_in_a_long_unit_is_less_sure() -> None:
+    # one of hundreds of lines sharing the answer's words may do so by chance: the llm judge asks
+    filler = "\n".join(f"Line {i}: we talked about the weather and our plans." for i in range(80))
+    memory = "Ann lives in Paris since May."
+    question = Question("c-8", "Which city does Ann live in now?", "Paris", "London")
+    short, long = verdict(question, memory), verdict(question, f"{filler}\n{memory}")
+    assert short.carries is True and long.carries is True
+    assert short.confidence >= 0.8 > long.confidence

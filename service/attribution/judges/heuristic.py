@@ -121,11 +121,20 @@ def _derived(words: tuple[frozenset[str], frozenset[str]], said: frozenset[str])
     return DERIVED_SCORE if share >= DERIVED_SHARE else 0.0
 
 
-def _date_left_out(answer: frozenset[str], plain: frozenset[str]) -> bool:
-    """An answer that is only a number or date ("12 May 2021") that the segment does not name:
+def _date_left_out(answer: frozenset[str], have: set[str] | frozenset[str]) -> bool:
+    """An answer that is only a number or date ("12 May 2021") that the segment does not give:
     a copy written from the evidence without it lost exactly what was asked (an extraction
-    that drops dates), so being written from the evidence does not make it carry."""
-    return bool(answer) and answer == _specific(set(answer)) and not answer & plain
+    that drops dates), so being written from the evidence does not make it carry. ``have``
+    holds the segment's dates said relatively, resolved against its time ("last year" in a
+    memory written in 2023 gives 2022), and, for a "when" question, the day a message or memory
+    telling of the event was written: those still give the date.
+
+    Asked of messages and memories only, the units a date is kept with. A context is a copy of
+    memories as the answer model read them, and a pipeline may show each memory's time beside
+    it without that time being part of the text traced: a date-less line there is no sign that
+    the date was lost (on the LoCoMo tuning half, 11 contexts holding
+    an observation that cites the evidence turn were otherwise called empty)."""
+    return bool(answer) and answer == _specific(set(answer)) and not answer & have
 
 
 def _resolved(segment: str, when: datetime | None) -> set[str]:
@@ -150,7 +159,15 @@ def _key_segment(
     return frozenset(said[best]), frozenset(relative)
 
 
-def verdict_confidence(carries: bool, score: float, topic: float) -> float:
+LONG_UNIT_SEGMENTS = 50
+LONG_UNIT_CARRIES = 0.75
+"""A "carries" found in a unit of more than ``LONG_UNIT_SEGMENTS`` lines and sentences (a
+conversation buffer, a long document) is less sure: the more segments, the likelier one of them
+shares the answer's words by chance, and the likelier the segment that said it is the one an
+update cut away. Below the ``llm`` judge's line (0.8), so the LLM is asked about it."""
+
+
+def verdict_confidence(carries: bool, score: float, topic: float, parts: int = 1) -> float:
     """How often a verdict like this one is right: the share of verdicts with this score and
     topic that agreed with the oracle on the LoCoMo tuning half (conversations 0-4; 13,000
     verdicts, ``python -m benchmarks.attr_tune --judges verdicts``), rounded down.
@@ -159,11 +176,12 @@ def verdict_confidence(carries: bool, score: float, topic: float) -> float:
     the question that lacks the answer's words is one a paraphrase may still carry (0.55-0.9).
     A carrier by words is right at most 0.85 of the time: another message stating the same
     fact, or a segment sharing the answer's words but not its meaning. The ``llm`` judge asks
-    the LLM about every verdict below ``MEMTRACE_LLM_HEURISTIC_CONFIDENCE`` (0.85).
+    the LLM about every verdict below ``MEMTRACE_LLM_HEURISTIC_CONFIDENCE`` (0.8), and about
+    every context (``judges.llm.ALWAYS_ASKED_KINDS``).
     """
     if carries:
         if score >= 0.7 and topic >= 0.6:
-            return 0.82
+            return 0.82 if parts <= LONG_UNIT_SEGMENTS else LONG_UNIT_CARRIES
         return 0.6 if score >= 0.7 or topic >= 0.9 else 0.5
     if topic >= 0.9:
         return 0.55
@@ -233,6 +251,13 @@ class HeuristicJudge:
     def assess(
         self, question: Question, content: str, when: datetime | None = None, kind: str = ""
     ) -> tuple[float, float]:
+        """The carry score and topic of :meth:`_assess`."""
+        best, topic, _ = self._assess(question, content, when, kind)
+        return best, topic
+
+    def _assess(
+        self, question: Question, content: str, when: datetime | None = None, kind: str = ""
+    ) -> tuple[float, float, int]:
         """How well the best segment of ``content`` carries the answer to ``question`` (0..1),
         and how much of it is about the question at all (0..1: the best segment's share of the
         question's and the evidence's words, answer aside).
@@ -316,16 +341,17 @@ class HeuristicJudge:
                     restated *= 1.0 if kept >= 0.5 else kept
                 restated *= 0.5 ** len(specific - around)
                 best = max(best, restated * (0.6 + 0.4 * named) * min(1.0, 0.5 + about))
-            if need.said and not _date_left_out(need.answer, segment_words[i][0]):
+            if need.said and not (kind in _OWN_DAY and _date_left_out(need.answer, have)):
                 best = max(best, _derived(segment_words[i], need.said))
-        return round(best, 4), round(topic, 4)
+        return round(best, 4), round(topic, 4), len(parts)
 
     def verdict(
         self, question: Question, content: str, when: datetime | None = None, kind: str = ""
     ) -> Verdict:
-        s, topic = self.assess(question, content, when, kind)
+        s, topic, parts = self._assess(question, content, when, kind)
         carries = s >= self.threshold
-        return Verdict(carries, verdict_confidence(carries, s, topic), "heuristic", score=s)
+        confidence = verdict_confidence(carries, s, topic, parts)
+        return Verdict(carries, confidence, "heuristic", score=s)
 
     async def judge(self, question: Question, units: list[UnitText]) -> dict[str, Verdict]:
         return {u.id: self.verdict(question, u.content, u.ts, u.kind) for u in units}
