@@ -154,6 +154,7 @@ async def attribute(
                 "ResponseError" if linked else "ResponseError-unlinked",
                 min(walk.confidence_of(carried[0]), sure_evidence),
                 given=not searched,
+                llm=judge.kind == "llm",
             ),
             reason=f"the context {carried[0]} carries the information, yet the answer is wrong",
             evidence_path=[carried[0], response_op],
@@ -179,6 +180,7 @@ async def attribute(
                 loss.error_type,
                 min(loss.confidence, sure_evidence, sure_context),
                 given=not searched,
+                llm=judge.kind == "llm",
             ),
             reason=loss_reason(graph, loss),
             evidence_path=loss.path,
@@ -207,6 +209,7 @@ async def attribute(
             "RetrievalError",
             min(walk.confidence_of(live[0][-1]), sure_evidence, sure_context),
             given=not searched,
+            llm=judge.kind == "llm",
         ),
         reason=f"{live[0][-1]} held the information at question time, but {blamed} "
         "did not put it into the context",
