@@ -461,6 +461,18 @@ def test_confidence_at_or_above_the_reliable_line_was_measured_right_nine_times_
     assert calibrated("DeletionError", 1.0, given=True) < RELIABLE  # never measured
 
 
+def test_an_llm_result_resting_on_llm_verdicts_takes_their_confidence_not_the_table() -> None:
+    from service.attribution.confidence import LLM_VERDICT, calibrated
+
+    # the table measured the heuristic; an LLM's verdict (0.9) is not a heuristic's 0.9
+    assert calibrated("ResponseError", LLM_VERDICT, given=True, llm=True) == LLM_VERDICT
+    assert calibrated("ResponseError", LLM_VERDICT, given=True) < LLM_VERDICT
+    # a heuristic verdict the llm judge settled (below the LLM's) still goes by the table
+    assert calibrated("ResponseError", 0.82, given=True, llm=True) == calibrated(
+        "ResponseError", 0.82, given=True
+    )
+
+
 def test_an_inconclusive_result_never_comes_with_a_high_confidence(client: httpx.Client) -> None:
     # Nothing in scope states the answer: the best match stands in and the result is a guess.
     batch = _chain(
