@@ -11,7 +11,7 @@ from neo4j import AsyncManagedTransaction, AsyncSession
 from cypher import query
 from service.db import store_errors
 from service.models.cases import CaseView, Subgraph, SubgraphEdge, SubgraphNode
-from service.repository.values import native
+from service.repository.values import from_epoch, native
 
 
 def _attributes(value: str | None) -> dict[str, Any]:
@@ -19,7 +19,7 @@ def _attributes(value: str | None) -> dict[str, Any]:
 
 
 def node_to_model(props: dict[str, Any]) -> SubgraphNode:
-    """One projected graph node as the API shows it (neo4j times become datetimes here)."""
+    """One projected row of ``cases/ancestors`` as the API shows it (``ts`` comes as integers)."""
     is_op = props["is_operation"]
     return SubgraphNode(
         type="operation" if is_op else "unit",
@@ -29,7 +29,7 @@ def node_to_model(props: dict[str, Any]) -> SubgraphNode:
         content=props.get("content"),
         system=props.get("system"),
         session_id=props.get("session_id"),
-        ts=native(props.get("ts")),
+        ts=from_epoch(props.get("ts")),
         defined=True if is_op else bool(props.get("defined", False)),
         attributes=_attributes(props.get("attributes")),
     )
