@@ -94,6 +94,52 @@ def test_subgraph_node_limit_is_reported(client: httpx.Client, project: str) -> 
     assert bad.status_code == 422
 
 
+# Written times as the subgraph has always shown them (stored in UTC): the read takes `ts` as
+# integers now (service/repository/values.py: from_epoch), so these pin the text it gives back,
+# down to the microsecond, at both ends of datetime's range and for a node without a time.
+SHOWN_TIMES = {
+    "2026-03-04T05:06:07.123456+05:30": "2026-03-03T23:36:07.123456Z",
+    "2023-05-08T23:30:00.5-04:00": "2023-05-09T03:30:00.500000Z",
+    "1969-12-31T23:59:59.000001Z": "1969-12-31T23:59:59.000001Z",
+    "0001-01-01T00:00:00-01:00": "0001-01-01T01:00:00Z",
+    "9999-12-31T23:59:59+01:00": "9999-12-31T22:59:59Z",
+    "2026-01-01T00:00:00-18:03": "2026-01-01T18:03:00Z",
+}
+
+
+def test_subgraph_shows_each_nodes_time(client: httpx.Client, project: str) -> None:
+    units = [
+        {"id": f"in{i}", "kind": "message", "content": "x", "ts": ts}
+        for i, ts in enumerate(SHOWN_TIMES)
+    ]
+    units.append({"id": "untimed", "kind": "message", "content": "x"})
+    answer = {"id": "answer", "kind": "answer", "content": "a", "ts": "2026-01-01T00:00:00Z"}
+    batch = {
+        "project": project,
+        "units": units,
+        "operations": [
+            {
+                "id": "op",
+                "name": "answer",
+                "kind": "response",
+                "ts": "2026-03-04T05:06:07.999999-00:30",
+                "inputs": [u["id"] for u in units],
+                "outputs": [answer],
+            }
+        ],
+        "cases": [{"id": "c", "question": "q", "expected_answer": "a", "answer_unit": "answer"}],
+    }
+    assert client.post("/traces", json=batch).status_code == 200
+    sub = client.get("/cases/c/subgraph", params={"project": project}).json()
+    shown = {n["id"]: n["ts"] for n in sub["nodes"]}
+    assert shown == {
+        **{f"in{i}": text for i, text in enumerate(SHOWN_TIMES.values())},
+        "untimed": None,
+        "answer": "2026-01-01T00:00:00Z",
+        "op": "2026-03-04T05:36:07.999999Z",
+    }
+
+
 def test_subgraph_of_a_case_without_answer_is_422(client: httpx.Client, project: str) -> None:
     batch = {
         "project": project,

@@ -8,8 +8,9 @@ They share one row shape:
 ``ts`` comes from those queries as ``[epoch seconds, nanosecond, offset seconds]`` rather than a
 Neo4j DateTime: the driver's DateTime hydration (pytz, a calendar computed in Python) cost about
 a third of an attribution job's CPU, and three integers make the same instant and local time in
-microseconds (:func:`timestamp`). A DateTime or datetime (the in-process benchmark's rows) is taken
-as it is.
+microseconds (:func:`timestamp`, with ``service.repository.values.from_epoch``, which the
+subgraph endpoint shares). A DateTime or datetime (the in-process benchmark's rows) is taken as
+it is.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from neo4j.time import DateTime
 
 from graph_schema import ENTRY_KEYS
+from service.repository.values import from_epoch
 
 # Operation kinds that build the memory; everything else reads it (retrieval) or uses it.
 READ_KINDS = frozenset({"retrieval", "response", "evaluation"})
@@ -57,8 +59,6 @@ class Node:
 
 PREPARED = "node"
 """The key of a prepared row's node (no projected row has it)."""
-_ZONES: dict[int, timezone] = {0: UTC}
-_EPOCH = datetime(1970, 1, 1)
 
 
 def timestamp(value: Any) -> datetime | None:
@@ -66,13 +66,7 @@ def timestamp(value: Any) -> datetime | None:
     driver's ``DateTime.to_native()`` gives: the same instant, the same local time (so the same
     ``.date()``), nanoseconds cut to microseconds."""
     if isinstance(value, list):
-        seconds, nanosecond, offset = value
-        zone = _ZONES.get(offset)
-        if zone is None:
-            zone = _ZONES.setdefault(offset, timezone(timedelta(seconds=offset)))
-        # local time first: a UTC instant before year 1 can still be a local time in year 1
-        local = _EPOCH + timedelta(seconds=seconds + offset, microseconds=nanosecond // 1000)
-        return local.replace(tzinfo=zone)
+        return from_epoch(value)
     if isinstance(value, DateTime):
         value = value.to_native()
     return _aware(value)
