@@ -1,12 +1,13 @@
 """Neo4j's temporal values as Python ones, converted here once for every repository module.
 
 The driver returns ``neo4j.time.DateTime`` and ``Date``, which pydantic and ``json`` do not take;
-the repository hands out only ``datetime`` and ``date``.
+the repository hands out only ``datetime`` and ``date``. A statement that returns many times
+may return them as epoch milliseconds instead (``from_epoch_ms``).
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from neo4j.time import Date, DateTime
@@ -21,9 +22,10 @@ def native(value: Any) -> Any:
     return value
 
 
-def utc(value: Any) -> datetime | None:
-    """A datetime in UTC (a naive one is taken as UTC); None for anything else."""
-    value = native(value)
-    if not isinstance(value, datetime):
-        return None
-    return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def from_epoch_ms(ms: int | None) -> datetime | None:
+    """Milliseconds since the epoch, as a statement returns a time to skip the driver's slow
+    ``DateTime`` decoding (~80 us each), as a UTC datetime; exact (no float in between)."""
+    return None if ms is None else EPOCH + timedelta(milliseconds=ms)
