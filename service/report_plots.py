@@ -160,8 +160,19 @@ def errors_over_time(report: Report) -> str:
         if error_type not in counts:
             continue
         heights = [sum(counts[error_type].get(p, 0) for p in group) for group in bins]
+        # Only the bars with a height: an empty one draws nothing, yet each bar is a patch
+        # matplotlib lays out and writes (90 bins x 5 types took most of a large report's
+        # page). So the plot costs the trend's rows, not the span of days it covers.
+        drawn = [i for i, h in enumerate(heights) if h]
         colour = ERROR_COLOURS.get(error_type, OTHER_COLOUR)
-        ax.bar(x, heights, bottom=bottom, label=label(error_type), color=colour, width=0.7)
+        ax.bar(
+            [x[i] for i in drawn],
+            [heights[i] for i in drawn],
+            bottom=[bottom[i] for i in drawn],
+            label=label(error_type),
+            color=colour,
+            width=0.7,
+        )
         bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
     periods = [group[0] for group in bins]
     every = max(1, len(periods) // 12)

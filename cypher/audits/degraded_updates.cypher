@@ -21,20 +21,24 @@ USING INDEX op:Operation(project, ts)
 WHERE op.ts IS NOT NULL AND NOT op.kind IN ['retrieval', 'response', 'evaluation']
 WITH op
 ORDER BY op.project, op.ts
+// The outputs are expanded once for both rules (they are told apart by new.memory_id), and the
+// second rule's conditions on the operation are checked before its inputs are read.
 CALL (op) {
   MATCH (op)-[:PRODUCES]->(new:Unit {kind: 'memory'})
-  WHERE new.memory_id IS NOT NULL
-  MATCH (old:Unit {project: $project, memory_id: new.memory_id})
-  WHERE old.kind = 'memory' AND old <> new
-  MATCH (op)-[:CONSUMES]->(old)
-  RETURN old, new
-  UNION ALL
-  WITH op
-  WHERE op.kind = 'update' AND COUNT { (op)-[:PRODUCES]->() } = 1
-  MATCH (op)-[:PRODUCES]->(new:Unit {kind: 'memory'})
-  WHERE new.memory_id IS NULL
-  MATCH (op)-[:CONSUMES]->(old:Unit {kind: 'memory'})
-  WHERE old.memory_id IS NULL AND old <> new
+  CALL (op, new) {
+    WITH op, new
+    WHERE new.memory_id IS NOT NULL
+    MATCH (old:Unit {project: $project, memory_id: new.memory_id})
+    WHERE old.kind = 'memory' AND old <> new
+    MATCH (op)-[:CONSUMES]->(old)
+    RETURN old
+    UNION ALL
+    WITH op, new
+    WHERE new.memory_id IS NULL AND op.kind = 'update' AND COUNT { (op)-[:PRODUCES]->() } = 1
+    MATCH (op)-[:CONSUMES]->(old:Unit {kind: 'memory'})
+    WHERE old.memory_id IS NULL AND old <> new
+    RETURN old
+  }
   RETURN old, new
 }
 // Pre-filter for min_lost_words >= 1: drop a candidate whose new version holds the old content

@@ -20,7 +20,9 @@
 //                   to report every structural candidate)
 // Plan: failed cases are walked in id order from the (project, id) key index (the ORDER BY
 // names c.project first, a constant, so the planner sees the index's order) and each case's rows
-// are found inside CALL (c): a page costs the cases it covers, not the project.
+// are found inside CALL (c): a page costs the cases it covers, not the project. Within a case,
+// the memories its evidence flowed into and that carry the needles come first; the answer's
+// lineage is walked only when one does.
 MATCH (c:Case {project: $project})
 WHERE c.id IS NOT NULL AND c.verdict = 'failed'
 WITH c
@@ -28,6 +30,22 @@ ORDER BY c.project, c.id
 CALL (c) {
   MATCH (c)-[:ANSWERED_BY]->(a:Unit)-[:PRODUCED_BY]->(r:Operation)
   WITH c, a, min(r.ts) AS asked, collect(r) AS answering
+  WITH c, a, asked, answering, coalesce($needles[c.id], []) AS needles
+  // The memories that could be rows first, the answer's lineage only for a case that has one:
+  // walking a lineage reads hundreds of nodes, and on the benchmark graph half the failed cases
+  // have no evidence or no memory carrying the needles.
+  MATCH (c)-[:EVIDENCE]->(e:Unit)
+  CALL (e) {
+    MATCH (e)<-[:PRODUCED_BY|CONSUMES*0..20]-(v)
+    WITH DISTINCT v
+    WHERE v.kind = 'memory'
+    RETURN v
+  }
+  WITH c, a, asked, answering, needles, v, collect(DISTINCT e.id) AS evidence
+  WHERE $needles IS NULL
+     OR size([s IN needles WHERE toLower(v.content) CONTAINS s]) * 100
+        >= $min_answer_coverage * size(needles)
+  WITH c, a, asked, answering, collect({v: v, evidence: evidence}) AS found
   CALL (a) {
     MATCH (a)-[:PRODUCED_BY|CONSUMES*0..20]->(o)
     WITH DISTINCT o
@@ -40,21 +58,11 @@ CALL (c) {
              MATCH (o)-[:PRODUCES]->(y:Unit) WHERE y.content IS NOT NULL RETURN y.content
            } AS texts
   }
-  WITH c, asked, answering, retrievals, textless, texts
+  WITH c, asked, answering, retrievals, textless, texts, found
   WHERE size(retrievals) > 0
-  MATCH (c)-[:EVIDENCE]->(e:Unit)
-  CALL (e) {
-    MATCH (e)<-[:PRODUCED_BY|CONSUMES*0..20]-(v)
-    WITH DISTINCT v
-    WHERE v.kind = 'memory'
-    RETURN v
-  }
-  WITH c, asked, answering, retrievals, textless, texts, v, collect(DISTINCT e.id) AS evidence,
-       coalesce($needles[c.id], []) AS needles
-  WHERE ($needles IS NULL
-      OR size([s IN needles WHERE toLower(v.content) CONTAINS s]) * 100
-         >= $min_answer_coverage * size(needles))
-    AND NOT any(text IN texts WHERE text CONTAINS v.content)
+  UNWIND found AS f
+  WITH c, asked, answering, retrievals, textless, texts, f.v AS v, f.evidence AS evidence
+  WHERE NOT any(text IN texts WHERE text CONTAINS v.content)
     AND NOT EXISTS {
       MATCH (o:Operation)-[:CONSUMES]->(v)
       WHERE o IN answering OR o IN textless

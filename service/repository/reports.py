@@ -12,7 +12,7 @@ from neo4j import AsyncManagedTransaction, AsyncSession
 from cypher import query
 from service.db import store_errors
 from service.models.attribution import Cost
-from service.repository.values import utc
+from service.repository.values import from_epoch_ms
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def record_to_row(record: Any) -> CaseRow:
         case_id=record["case_id"],
         verdict=record["verdict"],
         system=record["system"],
-        at=utc(record["at"]),
+        at=from_epoch_ms(record["at_ms"]),
         status=record["status"],
         error_type=record["error_type"],
         operation_id=record["operation_id"] or blamed.get("id"),
