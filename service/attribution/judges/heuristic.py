@@ -121,20 +121,22 @@ def _derived(words: tuple[frozenset[str], frozenset[str]], said: frozenset[str])
     return DERIVED_SCORE if share >= DERIVED_SHARE else 0.0
 
 
-def _date_left_out(answer: frozenset[str], have: set[str] | frozenset[str]) -> bool:
-    """An answer that is only a number or date ("12 May 2021") that the segment does not give:
-    a copy written from the evidence without it lost exactly what was asked (an extraction
-    that drops dates), so being written from the evidence does not make it carry. ``have``
-    holds the segment's dates said relatively, resolved against its time ("last year" in a
-    memory written in 2023 gives 2022), and, for a "when" question, the day a message or memory
-    telling of the event was written: those still give the date.
+def _date_left_out(answer: frozenset[str], plain: frozenset[str], said: frozenset[str]) -> bool:
+    """An answer that is only a number or date ("12 May 2021"), named by the evidence (``said``)
+    and not by the segment: a copy written from the evidence without it lost exactly what was
+    asked (an extraction that drops dates), so being written from the evidence does not make it
+    carry. That holds for a context's line too, though a pipeline may show each memory's time
+    beside it: the time of a memory written after the event is not the event's date.
 
-    Asked of messages and memories only, the units a date is kept with. A context is a copy of
-    memories as the answer model read them, and a pipeline may show each memory's time beside
-    it without that time being part of the text traced: a date-less line there is no sign that
-    the date was lost (on the LoCoMo tuning half, 11 contexts holding
-    an observation that cites the evidence turn were otherwise called empty)."""
-    return bool(answer) and answer == _specific(set(answer)) and not answer & have
+    A copy of evidence that gave the date only relatively ("I went yesterday") or not at all
+    (the day it was said) lost nothing the evidence stated: "Caroline attended the support
+    group recently", written that day, is as good as its source."""
+    return (
+        bool(answer)
+        and answer == _specific(set(answer))
+        and bool(answer & said)
+        and not answer & plain
+    )
 
 
 def _resolved(segment: str, when: datetime | None) -> set[str]:
@@ -341,7 +343,7 @@ class HeuristicJudge:
                     restated *= 1.0 if kept >= 0.5 else kept
                 restated *= 0.5 ** len(specific - around)
                 best = max(best, restated * (0.6 + 0.4 * named) * min(1.0, 0.5 + about))
-            if need.said and not (kind in _OWN_DAY and _date_left_out(need.answer, have)):
+            if need.said and not _date_left_out(need.answer, segment_words[i][0], need.said):
                 best = max(best, _derived(segment_words[i], need.said))
         return round(best, 4), round(topic, 4), len(parts)
 
