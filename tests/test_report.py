@@ -418,3 +418,16 @@ def test_the_trend_plot_draws_only_the_bars_that_have_a_height() -> None:
     # Each colour is drawn once per bar and once in the legend.
     assert svg.count(ERROR_COLOURS["RetrievalError"]) == 2 + 1
     assert svg.count(ERROR_COLOURS["UpdateError"]) == 1 + 1
+
+
+def test_a_case_with_no_time_is_counted(client: httpx.Client, project: str) -> None:
+    # no answer unit and no attribution: the case has no time, and the report still answers
+    case = {"id": "c", "question": "Where does Ann live?", "expected_answer": "Paris"}
+    sent = client.post(
+        "/traces", json={"project": project, "cases": [{**case, "verdict": "failed"}]}
+    )
+    assert sent.status_code == 200, sent.text
+    for path in ("/report", "/report.html"):
+        response = client.get(path, params={"project": project})
+        assert response.status_code == 200, response.text
+    assert get_report(client, project)["totals"]["failed"] == 1
