@@ -28,9 +28,15 @@ from typing import Any
 import httpx
 from neo4j import GraphDatabase
 
-import tests.support.servers
-from benchmarks.attr_run import Dataset, ingest
-from benchmarks.audits import DISTRACTORS, PROJECT, QUICK_DISTRACTORS, ancestry_case, build
+from benchmarks.attr_run import ingest
+from benchmarks.audits import (
+    DISTRACTORS,
+    PROJECT,
+    QUICK_DISTRACTORS,
+    ancestry_case,
+    build,
+    rest_of,
+)
 from benchmarks.harness import fresh_neo4j, percentile, save
 from tests.support.servers import REPO, run_service
 
@@ -82,11 +88,7 @@ def main(argv: list[str] | None = None) -> None:
     conversations = args.conversations or (4 if args.quick else 12)
     small = build(1, distractors, args.seed)
     everything = build(conversations, distractors, args.seed)
-    small_cases = {c["id"] for b in small.batches for c in b.batch["cases"]}
-    rest = Dataset(
-        "audit-bench",
-        [b for b in everything.batches if not {c["id"] for c in b.batch["cases"]} <= small_cases],
-    )
+    rest = rest_of(everything, small)
     figures: dict[str, Any] = {
         "command": " ".join([COMMAND, *(argv if argv is not None else sys.argv[1:])]),
         "before": str(args.before.resolve()),
@@ -105,11 +107,9 @@ def main(argv: list[str] | None = None) -> None:
         GraphDatabase.driver(local.uri, auth=("neo4j", "unused")) as driver,
     ):
         after = stack.enter_context(run_service(local.uri, Path(tmp)))
-        tests.support.servers.REPO = args.before.resolve()  # run_service starts uvicorn there
-        try:
-            before = stack.enter_context(run_service(local.uri, Path(tmp)))
-        finally:
-            tests.support.servers.REPO = REPO
+        before = stack.enter_context(
+            run_service(local.uri, Path(tmp), checkout=args.before.resolve())
+        )
         clients = {
             code: stack.enter_context(httpx.Client(base_url=service.url, timeout=600))
             for code, service in (("before", before), ("after", after))

@@ -25,7 +25,6 @@ from typing import Any
 
 import httpx
 
-import tests.support.servers
 from benchmarks.attr_invariance import differences
 from benchmarks.attr_run import ingest
 from benchmarks.attribution_job import job_results, jobs_pass, locomo
@@ -67,11 +66,9 @@ def main(argv: list[str] | None = None) -> None:
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp, fresh_neo4j() as local, ExitStack() as stack:
         after = stack.enter_context(run_service(local.uri, Path(tmp)))
-        tests.support.servers.REPO = args.before.resolve()  # run_service starts uvicorn there
-        try:
-            before = stack.enter_context(run_service(local.uri, Path(tmp)))
-        finally:
-            tests.support.servers.REPO = REPO
+        before = stack.enter_context(
+            run_service(local.uri, Path(tmp), checkout=args.before.resolve())
+        )
         urls = {"before": before.url, "after": after.url}
         with httpx.Client(base_url=after.url, timeout=600) as client:
             print(f"ingested in {ingest(client, dataset.batches):.1f} s", flush=True)

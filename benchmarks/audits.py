@@ -337,6 +337,16 @@ def step(
     return figures
 
 
+def rest_of(everything: Dataset, small: Dataset) -> Dataset:
+    """The batches of ``everything`` that ``small`` does not hold: what grows the project.
+    Conversations are generated per (system, seed, index), so the small ones are the first."""
+    small_cases = {c["id"] for b in small.batches for c in b.batch["cases"]}
+    return Dataset(
+        "audit-bench",
+        [b for b in everything.batches if not {c["id"] for c in b.batch["cases"]} <= small_cases],
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small conversations, 3 repetitions")
@@ -356,12 +366,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"generating {conversations} conversations x {SYSTEMS} ...", flush=True)
     small = build(args.small, distractors, args.seed)
     everything = build(conversations, distractors, args.seed)
-    # Conversations are generated per (system, seed, index): the small ones are the first.
-    small_cases = {c["id"] for b in small.batches for c in b.batch["cases"]}
-    rest = Dataset(
-        "audit-bench",
-        [b for b in everything.batches if not {c["id"] for c in b.batch["cases"]} <= small_cases],
-    )
+    rest = rest_of(everything, small)
     figures: dict[str, Any] = {
         "parameters": {
             "systems": list(SYSTEMS),

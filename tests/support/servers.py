@@ -103,9 +103,14 @@ def _answers(url: str) -> bool:
 
 @contextmanager
 def run_service(
-    neo4j_uri: str, workdir: Path, port: int | None = None, **env: str
+    neo4j_uri: str,
+    workdir: Path,
+    port: int | None = None,
+    checkout: Path = REPO,
+    **env: str,
 ) -> Iterator[ServiceHandle]:
-    """``uvicorn service.main:app`` in a subprocess, waited on until /healthz answers."""
+    """``uvicorn service.main:app`` in a subprocess, waited on until /healthz answers.
+    ``checkout``: the source tree it runs (another worktree, for before/after benchmarks)."""
     port = port or free_port()
     log = workdir / f"service-{port}.log"
     environment = {
@@ -116,7 +121,7 @@ def run_service(
         **env,
     }
     uvicorn = [sys.executable, "-m", "uvicorn", "service.main:app", "--port", str(port)]
-    process = spawn(uvicorn, log, env=environment, cwd=REPO)
+    process = spawn(uvicorn, log, env=environment, cwd=checkout)
     url = f"http://127.0.0.1:{port}"
     try:
         try:
