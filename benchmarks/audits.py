@@ -9,7 +9,8 @@
 2. At each size, failed cases attributed with the heuristic judge over HTTP (``POST
    /attribute``, two at a time; ``--attribute N`` per step, a sample), so that reports have data.
 3. Over HTTP, one cold request then ``--repetitions`` timed ones each: every audit of
-   ``GET /audits`` (first page, default parameters), ``GET /report``, ``GET /report.html`` (by
+   ``GET /audits`` (first page, default parameters; and a first page of ``EQUAL_PAGE`` rows,
+   the same size at both project sizes), ``GET /report``, ``GET /report.html`` (by
    day, the default, and by week: the synthetic conversations start a year apart), ``GET
    /cases/{id}/subgraph`` of the case whose ancestry is nearest 1,000 nodes, and ``POST
    /cypher`` with a pinned count, a pinned 2-hop expansion and a refused query (the time to
@@ -50,6 +51,7 @@ from service.audits.words import answer_needles
 PROJECT = "audit-bench"
 BASELINE_REF = "8ae467d"  # main before the audits walked their indexes in order (issue 14)
 ANCESTRY_NODES = 1_000
+EQUAL_PAGE = 2  # rows (candidates, for the audits that filter) in the same-size first pages
 SYSTEMS = ("mem0", "naive_rag")
 SESSIONS, DISTRACTORS = 12, 1_200  # benchmarks.attribution's "large" size
 QUICK_DISTRACTORS = 300  # --quick: ~800 operations per conversation
@@ -263,6 +265,12 @@ def measure(
     names = [a["name"] for a in client.get("/audits").raise_for_status().json()]
     for name in names:
         rows[f"GET /audits/{name}"] = timed(client, "GET", f"/audits/{name}", repetitions)
+    # The default first page holds more rows on the larger project (its rows grow with it); a
+    # page of the same size at both sizes shows what the project's size alone costs.
+    for name in names:
+        rows[f"GET /audits/{name}?limit={EQUAL_PAGE}"] = timed(
+            client, "GET", f"/audits/{name}", repetitions, params={"limit": str(EQUAL_PAGE)}
+        )
     rows["GET /report"] = timed(client, "GET", "/report", repetitions)
     rows["GET /report.html"] = timed(client, "GET", "/report.html", repetitions)
     # The page plots one bar per period from the first attributed case to the last.

@@ -35,6 +35,7 @@ INDEXES = frozenset(
         "operation_time",
         "unit_defined",
         "unit_kind_id",
+        "unit_reach",
         "unit_kind",
         "unit_memory_id",
         "case_verdict",

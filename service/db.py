@@ -151,7 +151,8 @@ def store_errors(func: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
 
 @store_errors
 async def apply_schema(driver: AsyncDriver, database: str) -> None:
-    """Create every constraint and index in ``cypher/schema`` (idempotent), then wait for them."""
+    """Create every constraint and index in ``cypher/schema`` (idempotent), wait for them, then
+    bring data written by an earlier version up to date (``cypher/migrations``)."""
     for name in names("schema"):
         if name == "schema/await_indexes":
             continue
@@ -162,3 +163,20 @@ async def apply_schema(driver: AsyncDriver, database: str) -> None:
             if "EquivalentSchemaRuleAlreadyExists" not in (e.code or ""):
                 raise
     await driver.execute_query(query("schema/await_indexes"), database_=database)
+    await _backfill_reach(driver, database)
+
+
+BACKFILL_BATCH = 5_000
+
+
+async def _backfill_reach(driver: AsyncDriver, database: str) -> None:
+    """Set ``reaches_memory`` on units stored before the writer kept it, a bounded transaction
+    at a time (``cypher/migrations/backfill_reach.cypher``); on a store that has none, the cost
+    is one label scan."""
+    while True:
+        records, _, _ = await driver.execute_query(
+            query("migrations/backfill_reach"), batch=BACKFILL_BATCH, database_=database
+        )
+        if not records or not records[0]["marked"]:
+            return
+        log.info("neo4j store: marked %d units stored before reach marks", records[0]["marked"])

@@ -231,6 +231,107 @@ def test_construction_loss(client: httpx.Client, project: str) -> None:
     ]
 
 
+def lost(client: httpx.Client, project: str) -> list[str]:
+    return [row["message"] for row in rows(client, "construction_loss", project)]
+
+
+def test_construction_loss_follows_later_batches(client: httpx.Client, project: str) -> None:
+    """The writer's reach marks (what makes the audit an index seek) change as batches arrive:
+    a message is no longer lost once a later batch carries its content into a memory, however
+    many operations away, or defines as a memory a unit it was read into by id."""
+    post(
+        client,
+        project,
+        units=[unit(f"msg-{n}", "message", f"Alice: fact {n}") for n in range(4)],
+        operations=[
+            op("op-note", "other", 1, ["msg-0"], [unit("note", "other", "fact 0")]),
+            op("op-ref", "extraction", 2, ["msg-1"], ["later"]),
+            op("op-chain-0", "other", 3, ["msg-2"], [unit("link-0", "other", "fact 2")]),
+        ],
+    )
+    assert lost(client, project) == ["msg-0", "msg-1", "msg-2", "msg-3"]
+    # A chain of 12 more operations to a memory: deeper than the walk the audit used to bound.
+    chain = [
+        op(f"op-chain-{n}", "other", 3 + n, [f"link-{n - 1}"], [unit(f"link-{n}", "other", "x")])
+        for n in range(1, 12)
+    ]
+    last = op("op-chain-end", "update", 20, ["link-11"], [unit("mem-2", "memory", "fact 2")])
+    post(
+        client,
+        project,
+        units=[unit("later", "memory", "fact 1")],
+        operations=[
+            op("op-store", "update", 4, ["note"], [unit("mem-0", "memory", "fact 0")]),
+            *chain,
+            last,
+        ],
+    )
+    assert lost(client, project) == ["msg-3"]
+
+
+def test_construction_loss_after_a_deletion(client: httpx.Client, project: str) -> None:
+    """Deleting the operations that carried a message to a memory makes it lost again; a message
+    with another way to a memory stays reached."""
+    post(
+        client,
+        project,
+        units=[unit("msg-a", "message", "Alice: a"), unit("msg-b", "message", "Alice: b")],
+        operations=[
+            op("op-note", "other", 1, ["msg-a", "msg-b"], [unit("note", "other", "a b")]),
+            op("op-keep", "extraction", 2, ["msg-b"], [unit("mem-b", "memory", "b")]),
+            op("op-store", "update", 3, ["note"], [unit("mem-a", "memory", "a")], session_id="s2"),
+        ],
+    )
+    assert lost(client, project) == []
+    response = client.delete("/sessions/s2", params={"project": project})
+    assert response.status_code == 200, response.text
+    assert response.json()["operations"] == 1
+    assert lost(client, project) == ["msg-a"]
+
+
+def test_units_stored_before_reach_marks_are_marked_at_start_up(
+    client: httpx.Client, project: str, neo4j: Neo4jHandle, neo4j_driver: Driver, tmp_path: Path
+) -> None:
+    """A store written by an earlier version has units without reaches_memory: the next service
+    start sets it (cypher/migrations/backfill_reach.cypher) and the audit finds the same rows."""
+    post(
+        client,
+        project,
+        units=[unit("msg-kept", "message", "Alice: kept"), unit("msg-lost", "message", "x")],
+        operations=[
+            op("op-x", "extraction", 1, ["msg-kept"], [unit("fact", "other", "kept")]),
+            op("op-y", "update", 2, ["fact"], [unit("mem", "memory", "kept")]),
+        ],
+    )
+    before = neo4j_driver.execute_query(
+        "MATCH (u:Unit {project: $p}) RETURN u.id AS id, u.reaches_memory AS r ORDER BY id",
+        p=project,
+    ).records
+    assert [(r["id"], r["r"]) for r in before] == [
+        ("fact", True),
+        ("mem", True),
+        ("msg-kept", True),
+        ("msg-lost", False),
+    ]
+    neo4j_driver.execute_query("MATCH (u:Unit {project: $p}) REMOVE u.reaches_memory", p=project)
+    assert lost(client, project) == []  # unmarked units are invisible to the index seek
+    with (
+        run_service(
+            neo4j.uri,
+            tmp_path,
+            MEMTRACE_NEO4J_USER=neo4j.user,
+            MEMTRACE_NEO4J_PASSWORD=neo4j.password,
+        ) as restarted,
+        httpx.Client(base_url=restarted.url, timeout=30) as fresh,
+    ):
+        assert lost(fresh, project) == ["msg-lost"]
+    after = neo4j_driver.execute_query(
+        "MATCH (u:Unit {project: $p}) RETURN u.id AS id, u.reaches_memory AS r ORDER BY id",
+        p=project,
+    ).records
+    assert after == before
+
+
 def test_degraded_updates(client: httpx.Client, project: str) -> None:
     nurse = "Alice works as a nurse at St. Mary's hospital"
     post(

@@ -1,19 +1,18 @@
 // Source messages whose content never reached any memory: no unit of kind memory among their
 // descendants, following (message)<-[:CONSUMES]-(operation)<-[:PRODUCED_BY]-(output) forward
-// for at most 10 operation steps (20 relationships; Cypher takes no parameter as a bound).
-// A message only consumed by operations that produced nothing, or never consumed at all, is
-// reported too. In message id order.
+// through any number of operations. A message only consumed by operations that produced
+// nothing, or never consumed at all, is reported too. In message id order.
 // $params: project (string), skip (int), limit (int),
 //          preview (int: at most this many characters of the message's content)
-// Plan: messages are walked in id order from the unit_kind_id index (project, kind, id; the
-// ORDER BY names the constant project and kind first, so the planner sees the index's order):
-// a page stops once it has its rows. A project that lost no message is read to the end.
-MATCH (m:Unit {project: $project, kind: 'message'})
-USING INDEX m:Unit(project, kind, id)
+// Plan: the writer keeps reaches_memory on every unit (cypher/ingest/mark_reach.cypher), so the
+// lost messages are exactly those the unit_reach index (project, kind, reaches_memory, id) holds
+// with reaches_memory = false: a seek, in id order (the ORDER BY names the constant properties
+// first, so the planner sees the index's order). A page costs its rows, not the project.
+MATCH (m:Unit {project: $project, kind: 'message', reaches_memory: false})
+USING INDEX m:Unit(project, kind, reaches_memory, id)
 WHERE m.id IS NOT NULL
-  AND NOT EXISTS { (m)<-[:PRODUCED_BY|CONSUMES*1..20]-(:Unit {kind: 'memory'}) }
 WITH m
-ORDER BY m.project, m.kind, m.id
+ORDER BY m.project, m.kind, m.reaches_memory, m.id
 SKIP $skip
 LIMIT $limit
 WITH m, COLLECT { MATCH (o:Operation)-[:CONSUMES]->(m) RETURN o ORDER BY o.ts, o.id } AS consumers

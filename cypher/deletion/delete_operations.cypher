@@ -4,6 +4,8 @@
 // or wrote that nothing else refers to afterwards (no orphan is left behind). Units another
 // operation or case still refers to are kept; so are the answer and evidence units of the
 // deleted cases when something else still refers to them.
+// Also returns the ids of the units the operations consumed (deletion/recheck_reach sets their
+// reaches_memory again).
 // $params: project (string), ids (list of operation ids, at most a few thousand)
 UNWIND $ids AS op_id
 MATCH (o:Operation {project: $project, id: op_id})
@@ -30,8 +32,9 @@ CALL (ops) {
 }
 CALL (ops) {
   UNWIND ops AS o
-  MATCH (o)-[:CONSUMES|PRODUCES]->(u:Unit)
-  RETURN collect(DISTINCT u) AS touched
+  MATCH (o)-[r:CONSUMES|PRODUCES]->(u:Unit)
+  RETURN collect(DISTINCT u) AS touched,
+         collect(DISTINCT CASE WHEN r:CONSUMES THEN u.id END) AS consumed
 }
 CALL (ops) {
   UNWIND ops AS o
@@ -45,4 +48,4 @@ CALL (touched, case_units) {
   DELETE u
   RETURN count(u) AS units
 }
-RETURN operations, units, cases, case_attributions + blamed AS attributions
+RETURN operations, units, cases, case_attributions + blamed AS attributions, consumed

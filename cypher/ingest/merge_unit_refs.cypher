@@ -5,4 +5,4 @@
 // $params: project (string), ids (list of string)
 UNWIND $ids AS id
 MERGE (u:Unit {project: $project, id: id})
-ON CREATE SET u.defined = false
+ON CREATE SET u.defined = false, u.reaches_memory = false

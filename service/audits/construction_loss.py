@@ -9,8 +9,8 @@ SPEC = AuditSpec(
     AuditInfo(
         name="construction_loss",
         description="Source messages whose content never reached any memory: no unit of "
-        "kind memory among their descendants within 10 operation steps (never consumed, or "
-        "consumed only by operations whose outputs lead to no memory).",
+        "kind memory among their descendants, however many operations away (never consumed, "
+        "or consumed only by operations whose outputs lead to no memory).",
         parameters=[
             AuditParameter(
                 name="preview",

@@ -32,7 +32,13 @@ async def _delete_operations(
     result = await tx.run(query("deletion/delete_operations"), project=project, ids=ids)
     record = await result.single()
     assert record is not None  # the statement always returns one row
-    return dict(record)
+    counts = dict(record)
+    # What the deleted operations read may no longer reach a memory (audit construction_loss).
+    consumed = counts.pop("consumed")
+    if consumed:
+        result = await tx.run(query("deletion/recheck_reach"), project=project, ids=consumed)
+        await result.consume()
+    return counts
 
 
 @store_errors

@@ -15,6 +15,12 @@ Two paths, the same result:
   then finds the winner's nodes.
 
 Deadlocks between concurrent batches are ``TransientError``s, which ``execute_write`` retries.
+
+Both paths end by keeping ``reaches_memory`` (does a memory descend from the unit?) on the units
+the batch's new operations and memories lead back to (``_mark_reach``), in the same transaction:
+the audit ``construction_loss`` then finds lost messages by an index seek instead of walking
+forward from every message of the project. Marks only turn true while a project grows; a
+deletion sets them again around what it removed (``repository/deletion.py``).
 """
 
 from __future__ import annotations
@@ -121,6 +127,7 @@ async def _create_all(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestRes
         tx, query("ingest/create_operations"), project=p, rows=list(rows.operations.values())
     )
     await _run(tx, query("ingest/create_cases"), project=p, rows=list(rows.cases.values()))
+    await _mark_reach(tx, p, list(rows.operations.values()), units)
     return IngestResult(
         project=p,
         created=KindCounts(
@@ -128,6 +135,24 @@ async def _create_all(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestRes
         ),
         existing=KindCounts(),
     )
+
+
+async def _mark_reach(
+    tx: AsyncManagedTransaction,
+    project: str,
+    operations: list[dict[str, Any]],
+    units: list[dict[str, Any]],
+) -> None:
+    """Mark what the batch's new ``operations`` and new or newly defined ``units`` made reach a
+    memory: start from the operations' outputs and the memories, step back one operation per
+    round trip until no unit changes (see ``cypher/ingest/mark_reach.cypher``)."""
+    start = {edge["unit"] for op in operations for edge in op["outputs"]}
+    start.update(row["id"] for row in units if row["kind"] == "memory")
+    frontier = sorted(start)
+    while frontier:
+        result = await tx.run(query("ingest/mark_reach"), project=project, ids=frontier)
+        record = await result.single(strict=True)
+        frontier = sorted(record["marked"])
 
 
 def _by_id(row: dict[str, Any]) -> str:
@@ -158,6 +183,7 @@ async def _write_looked_up(tx: AsyncManagedTransaction, rows: BatchRows) -> Inge
     await _run(tx, query("ingest/define_units"), project=p, rows=fill_units)
     await _run(tx, query("ingest/create_operations"), project=p, rows=new_ops)
     await _run(tx, query("ingest/create_cases"), project=p, rows=new_cases)
+    await _mark_reach(tx, p, new_ops, new_units + fill_units)
     return IngestResult(
         project=p,
         created=KindCounts(
