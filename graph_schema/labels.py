@@ -31,6 +31,7 @@ them), and one active attribution job per project."""
 INDEXES = frozenset(
     {
         "operation_kind",
+        "operation_rewrites",
         "operation_session",
         "operation_time",
         "unit_defined",

@@ -164,6 +164,7 @@ async def apply_schema(driver: AsyncDriver, database: str) -> None:
                 raise
     await driver.execute_query(query("schema/await_indexes"), database_=database)
     await _backfill_reach(driver, database)
+    await _backfill_rewrites(driver, database)
 
 
 BACKFILL_BATCH = 5_000
@@ -180,3 +181,26 @@ async def _backfill_reach(driver: AsyncDriver, database: str) -> None:
         if not records or not records[0]["marked"]:
             return
         log.info("neo4j store: marked %d units stored before reach marks", records[0]["marked"])
+
+
+async def _backfill_rewrites(driver: AsyncDriver, database: str) -> None:
+    """Set ``rewrites_memory`` on operations stored before the writer kept it, a bounded
+    transaction per project and batch (``cypher/migrations/unflagged_operations.cypher``, then
+    ``cypher/ingest/mark_rewrites.cypher``); on a store that has none, one label scan."""
+    while True:
+        records, _, _ = await driver.execute_query(
+            query("migrations/unflagged_operations"), batch=BACKFILL_BATCH, database_=database
+        )
+        flagged = 0
+        for record in records:
+            marked, _, _ = await driver.execute_query(
+                query("ingest/mark_rewrites"),
+                project=record["project"],
+                ops=record["ids"],
+                units=[],
+                database_=database,
+            )
+            flagged += marked[0]["flagged"]
+        if not flagged:
+            return  # none left (or none it can flag: an operation without a project)
+        log.info("neo4j store: flagged %d operations stored before rewrite flags", flagged)

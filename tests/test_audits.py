@@ -289,32 +289,50 @@ def test_construction_loss_after_a_deletion(client: httpx.Client, project: str) 
     assert lost(client, project) == ["msg-a"]
 
 
-def test_units_stored_before_reach_marks_are_marked_at_start_up(
+MARKS = """
+MATCH (n {project: $p}) WHERE n:Unit OR n:Operation
+RETURN n.id AS id, coalesce(n.reaches_memory, n.rewrites_memory) AS mark ORDER BY id
+"""
+
+
+def test_graphs_stored_before_the_marks_are_marked_at_start_up(
     client: httpx.Client, project: str, neo4j: Neo4jHandle, neo4j_driver: Driver, tmp_path: Path
 ) -> None:
-    """A store written by an earlier version has units without reaches_memory: the next service
-    start sets it (cypher/migrations/backfill_reach.cypher) and the audit finds the same rows."""
+    """A store written by an earlier version has units without reaches_memory and operations
+    without rewrites_memory: the next service start sets both (cypher/migrations) and the audits
+    that seek on them find the same rows."""
     post(
         client,
         project,
-        units=[unit("msg-kept", "message", "Alice: kept"), unit("msg-lost", "message", "x")],
+        units=[
+            unit("msg-kept", "message", "Alice: kept"),
+            unit("msg-lost", "message", "x"),
+            unit("v1", "memory", "Alice has a red car", entry="e"),
+        ],
         operations=[
             op("op-x", "extraction", 1, ["msg-kept"], [unit("fact", "other", "kept")]),
             op("op-y", "update", 2, ["fact"], [unit("mem", "memory", "kept")]),
+            op("op-z", "update", 3, ["v1"], [unit("v2", "memory", "Alice has a car", entry="e")]),
         ],
     )
-    before = neo4j_driver.execute_query(
-        "MATCH (u:Unit {project: $p}) RETURN u.id AS id, u.reaches_memory AS r ORDER BY id",
-        p=project,
-    ).records
-    assert [(r["id"], r["r"]) for r in before] == [
+    before = neo4j_driver.execute_query(MARKS, p=project).records
+    assert [(r["id"], r["mark"]) for r in before] == [
         ("fact", True),
         ("mem", True),
         ("msg-kept", True),
         ("msg-lost", False),
+        ("op-x", False),
+        ("op-y", False),
+        ("op-z", True),
+        ("v1", True),
+        ("v2", True),
     ]
-    neo4j_driver.execute_query("MATCH (u:Unit {project: $p}) REMOVE u.reaches_memory", p=project)
-    assert lost(client, project) == []  # unmarked units are invisible to the index seek
+    neo4j_driver.execute_query(
+        "MATCH (n {project: $p}) REMOVE n.reaches_memory, n.rewrites_memory", p=project
+    )
+    # Nodes without marks are invisible to the index seeks.
+    assert lost(client, project) == []
+    assert rows(client, "degraded_updates", project) == []
     with (
         run_service(
             neo4j.uri,
@@ -325,11 +343,42 @@ def test_units_stored_before_reach_marks_are_marked_at_start_up(
         httpx.Client(base_url=restarted.url, timeout=30) as fresh,
     ):
         assert lost(fresh, project) == ["msg-lost"]
-    after = neo4j_driver.execute_query(
-        "MATCH (u:Unit {project: $p}) RETURN u.id AS id, u.reaches_memory AS r ORDER BY id",
+        degraded = rows(fresh, "degraded_updates", project)
+        assert [(r["operation"], r["lost_words"]) for r in degraded] == [("op-z", ["red"])]
+    assert neo4j_driver.execute_query(MARKS, p=project).records == before
+
+
+def test_degraded_updates_follows_versions_defined_later(
+    client: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    """An update that named its versions by id is flagged again when a later batch defines
+    them: reported once the new version turns out to lose words, not when it keeps them."""
+    post(
+        client,
+        project,
+        operations=[
+            op("op-lossy", "update", 1, ["a@1"], ["a@2"]),
+            op("op-kept", "update", 2, ["b@1"], ["b@2"]),
+        ],
+    )
+    assert rows(client, "degraded_updates", project) == []  # versions of no kind yet
+    post(
+        client,
+        project,
+        units=[
+            unit("a@1", "memory", "Alice lives in Porto", entry="a"),
+            unit("a@2", "memory", "Alice lives", entry="a"),
+            unit("b@1", "memory", "Bob cooks", entry="b"),
+            unit("b@2", "memory", "Bob cooks, and bakes", entry="b"),
+        ],
+    )
+    found = rows(client, "degraded_updates", project)
+    assert [(r["operation"], r["lost_words"]) for r in found] == [("op-lossy", ["porto"])]
+    flags = neo4j_driver.execute_query(
+        "MATCH (o:Operation {project: $p}) RETURN o.id AS id, o.rewrites_memory AS f ORDER BY id",
         p=project,
     ).records
-    assert after == before
+    assert [(r["id"], r["f"]) for r in flags] == [("op-kept", False), ("op-lossy", True)]
 
 
 def test_degraded_updates(client: httpx.Client, project: str) -> None:

@@ -9,20 +9,20 @@
 // then id order.
 // $params: project (string), skip (int: candidates to skip), limit (int: candidates to read),
 //          min_lost_words (int: the service counts lost words; here only a pre-filter, below)
-// Plan: operations are walked in time order from the operation_time index (the ORDER BY names
-// op.project first, a constant, so the planner sees the index's order and sorts only the rows of
-// one timestamp: a page reads the operations it needs, not the project). Per operation, a
+// Plan: the writer flags the operations that have a candidate (rewrites_memory, set by
+// cypher/ingest/mark_rewrites.cypher with the same pairs and pre-filter as below), and only those
+// are walked, in time order, from the operation_rewrites index (the ORDER BY names the constant
+// properties first, so the planner sees the index's order and sorts only the rows of one
+// timestamp): a page reads the operations that can be rows, not the project. Per operation, a
 // version with memory_id finds the consumed versions of its entry through the memory_id index
-// instead of reading every input (an extraction may read hundreds of messages).
-MATCH (op:Operation {project: $project})
-USING INDEX op:Operation(project, ts)
-// Reads (a search consumes every memory it returns) cannot write a next version: skip them
-// before expanding their outputs.
+// instead of reading every input (an extraction may read hundreds of messages). The flag
+// assumes min_lost_words >= 1 (the API's minimum).
+MATCH (op:Operation {project: $project, rewrites_memory: true})
+USING INDEX op:Operation(project, rewrites_memory, ts)
+// Reads (a search consumes every memory it returns) cannot write a next version.
 WHERE op.ts IS NOT NULL AND NOT op.kind IN ['retrieval', 'response', 'evaluation']
 WITH op
-ORDER BY op.project, op.ts
-// The outputs are expanded once for both rules (they are told apart by new.memory_id), and the
-// second rule's conditions on the operation are checked before its inputs are read.
+ORDER BY op.project, op.rewrites_memory, op.ts
 CALL (op) {
   MATCH (op)-[:PRODUCES]->(new:Unit {kind: 'memory'})
   CALL (op, new) {
@@ -63,6 +63,6 @@ RETURN old.memory_id AS memory_id,
        op.ts AS ts,
        old.content AS _old_content,
        new.content AS _new_content
-ORDER BY op.project, op.ts, op.id, old.id, new.id
+ORDER BY op.project, op.rewrites_memory, op.ts, op.id, old.id, new.id
 SKIP $skip
 LIMIT $limit

@@ -1,4 +1,4 @@
-// Walks a project's operations in time order (audits degraded_updates, idle_operations): a seek
+// Walks a project's operations in time order (audit idle_operations): a seek
 // on this index returns them sorted by ts, so a page stops after the operations it needs instead
 // of sorting the whole project first. (Operations always have ts: the wire format requires it.)
 // $params: none

@@ -16,11 +16,18 @@ Two paths, the same result:
 
 Deadlocks between concurrent batches are ``TransientError``s, which ``execute_write`` retries.
 
-Both paths end by keeping ``reaches_memory`` (does a memory descend from the unit?) on the units
-the batch's new operations and memories lead back to (``_mark_reach``), in the same transaction:
-the audit ``construction_loss`` then finds lost messages by an index seek instead of walking
-forward from every message of the project. Marks only turn true while a project grows; a
-deletion sets them again around what it removed (``repository/deletion.py``).
+Both paths end by keeping two marks the audits seek on, in the same transaction, so that a page
+of an audit costs its rows instead of a walk over the whole project:
+
+- ``reaches_memory`` (does a memory descend from the unit?) on the units the batch's new
+  operations and memories lead back to (``_mark_reach``; audit ``construction_loss``). Marks only
+  turn true while a project grows; a deletion sets them again around what it removed
+  (``repository/deletion.py``).
+- ``rewrites_memory`` (did the operation write a next version of a memory that does not hold the
+  old one verbatim?) on the batch's new operations and on those reading or writing a unit the
+  batch defined after they named it (``_mark_rewrites``; audit ``degraded_updates``).
+
+Units stored before a mark existed get it at start-up (``db.apply_schema``).
 """
 
 from __future__ import annotations
@@ -128,6 +135,7 @@ async def _create_all(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestRes
     )
     await _run(tx, query("ingest/create_cases"), project=p, rows=list(rows.cases.values()))
     await _mark_reach(tx, p, list(rows.operations.values()), units)
+    await _mark_rewrites(tx, p, list(rows.operations), [])
     return IngestResult(
         project=p,
         created=KindCounts(
@@ -153,6 +161,18 @@ async def _mark_reach(
         result = await tx.run(query("ingest/mark_reach"), project=project, ids=frontier)
         record = await result.single(strict=True)
         frontier = sorted(record["marked"])
+
+
+async def _mark_rewrites(
+    tx: AsyncManagedTransaction, project: str, operations: list[str], defined: list[str]
+) -> None:
+    """Set ``rewrites_memory`` on the ``operations`` and on those reading or writing a unit of
+    ``defined`` (``cypher/ingest/mark_rewrites.cypher``)."""
+    if operations or defined:
+        result = await tx.run(
+            query("ingest/mark_rewrites"), project=project, ops=operations, units=defined
+        )
+        await result.consume()
 
 
 def _by_id(row: dict[str, Any]) -> str:
@@ -184,6 +204,7 @@ async def _write_looked_up(tx: AsyncManagedTransaction, rows: BatchRows) -> Inge
     await _run(tx, query("ingest/create_operations"), project=p, rows=new_ops)
     await _run(tx, query("ingest/create_cases"), project=p, rows=new_cases)
     await _mark_reach(tx, p, new_ops, new_units + fill_units)
+    await _mark_rewrites(tx, p, ops.missing, units.undefined)
     return IngestResult(
         project=p,
         created=KindCounts(
