@@ -348,6 +348,94 @@ def test_graphs_stored_before_the_marks_are_marked_at_start_up(
     assert neo4j_driver.execute_query(MARKS, p=project).records == before
 
 
+# (old, new) contents: edges of the verbatim pre-filter (word boundaries, repeats, ends, case,
+# non-ASCII punctuation, empty content).
+VERSION_PAIRS = [
+    ("the cat sat", "the cat sat. And more"),
+    ("cat", "concatenated"),
+    ("Kept Words", "kept words"),
+    ("x Lost y", "x y"),
+    ("old words", "new words and old words_"),
+    ("ab", "abab"),
+    ("ab", "xab"),
+    ("ab", "ab"),
+    ("ab", "ab\tc"),
+    ("", "anything"),
+    ("café", "café au lait"),
+    ("a b", "a b€"),
+    ("€ x", "y € x"),
+    ("x", "«x»"),
+]
+
+
+def _rewrite_ops(stored_olds: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(units sent first, operations): each pair as an entry's update (memory_id) and as a
+    buffer's (no memory_id: an update with one output), plus an update with two outputs."""
+    olds, ops = [], []
+    for n, (old, new) in enumerate(VERSION_PAIRS):
+        for rule, entry in (("entry", f"e{n}"), ("buffer", None)):
+            olds.append(unit(f"{rule}{n}@1", "memory", old, entry))
+            ops.append(
+                op(
+                    f"op-{rule}{n}",
+                    "update",
+                    n,
+                    [f"{rule}{n}@1"],
+                    [unit(f"{rule}{n}@2", "memory", new, entry)],
+                )
+            )
+        olds.append(unit(f"two{n}@1", "memory", old))
+        ops.append(
+            op(
+                f"op-two{n}",
+                "update",
+                n,
+                [f"two{n}@1"],
+                [unit(f"two{n}@2", "memory", new), unit(f"two{n}@3", "memory", "")],
+            )
+        )
+    if not stored_olds:
+        return [], [{**o, "inputs": [u for u in olds if u["id"] == o["inputs"][0]]} for o in ops]
+    return olds, ops
+
+
+def test_the_batch_and_the_store_flag_rewrites_alike(
+    client: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    """The writer decides rewrites_memory in Python when a batch holds both versions
+    (ingest/marks.py) and in Cypher when one is stored (mark_rewrites.cypher): the same pairs
+    get the same flags either way, and the audit the same rows."""
+    _, in_batch = _rewrite_ops(stored_olds=False)
+    post(client, project, operations=in_batch)
+    olds, later = _rewrite_ops(stored_olds=True)
+    post(client, f"{project}-store", units=olds)
+    post(client, f"{project}-store", operations=later)
+    flags = {}
+    for name in (project, f"{project}-store"):
+        flags[name] = {
+            r["id"]: r["f"]
+            for r in neo4j_driver.execute_query(
+                "MATCH (o:Operation {project: $p}) RETURN o.id AS id, o.rewrites_memory AS f",
+                p=name,
+            ).records
+        }
+    assert flags[project] == flags[f"{project}-store"]
+    assert len(flags[project]) == 3 * len(VERSION_PAIRS)
+    assert {k for k, v in flags[project].items() if v} == {
+        f"op-{rule}{n}" for n in (1, 2, 3, 6, 11, 13) for rule in ("entry", "buffer")
+    }
+    for name in (project, f"{project}-store"):
+        found = rows(client, "degraded_updates", name)
+        assert [(r["operation"], r["lost_words"]) for r in found] == [
+            ("op-buffer1", ["cat"]),
+            ("op-entry1", ["cat"]),
+            ("op-buffer3", ["lost"]),
+            ("op-entry3", ["lost"]),
+            ("op-buffer6", ["ab"]),
+            ("op-entry6", ["ab"]),
+        ]
+
+
 def test_degraded_updates_follows_versions_defined_later(
     client: httpx.Client, project: str, neo4j_driver: Driver
 ) -> None:

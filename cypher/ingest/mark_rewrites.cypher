@@ -27,7 +27,10 @@ CALL (op) {
   CALL (op, new) {
     WITH op, new
     WHERE new.memory_id IS NOT NULL
+    // The entry's versions from the memory_id index, not the operation's inputs: an update
+    // may read hundreds of memories (the planner's own choice cost ~3 ms per operation).
     MATCH (old:Unit {project: $project, memory_id: new.memory_id})
+    USING INDEX old:Unit(project, memory_id)
     WHERE old.kind = 'memory' AND old <> new
     MATCH (op)-[:CONSUMES]->(old)
     RETURN old

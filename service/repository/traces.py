@@ -39,6 +39,7 @@ from neo4j import AsyncManagedTransaction, AsyncSession
 from neo4j.exceptions import ConstraintError
 
 from cypher import query
+from ingest.marks import reach_in_batch, rewrites_in_batch
 from ingest.rows import BatchRows
 from service.db import store_errors
 from service.errors import Conflict, StoreUnavailable
@@ -127,15 +128,23 @@ async def _create_all(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestRes
     p = rows.project
     # Sorted by id, so concurrent batches take the constraint locks of shared ids in one order
     # (fewer deadlocks to retry).
-    units = sorted(rows.units.values(), key=_by_id)
+    # What the batch settles itself (ingest/marks.py); the store is asked about the rest.
+    operations = [
+        {**op, "rewrites_memory": rewrites_in_batch(op, rows.units)}
+        for op in rows.operations.values()
+    ]
+    reached, ask = reach_in_batch(rows.units, operations)
+    units = sorted(
+        ({**row, "reaches_memory": row["id"] in reached} for row in rows.units.values()),
+        key=_by_id,
+    )
     await _run(tx, query("ingest/merge_unit_refs"), project=p, ids=rows.referenced_only())
     await _run(tx, query("ingest/create_units"), project=p, rows=units)
-    await _run(
-        tx, query("ingest/create_operations"), project=p, rows=list(rows.operations.values())
-    )
+    await _run(tx, query("ingest/create_operations"), project=p, rows=operations)
     await _run(tx, query("ingest/create_cases"), project=p, rows=list(rows.cases.values()))
-    await _mark_reach(tx, p, list(rows.operations.values()), units)
-    await _mark_rewrites(tx, p, list(rows.operations), [])
+    await _mark_reach_from(tx, p, ask)
+    undecided = [op["id"] for op in operations if op["rewrites_memory"] is None]
+    await _mark_rewrites(tx, p, undecided, [])
     return IngestResult(
         project=p,
         created=KindCounts(
@@ -156,7 +165,12 @@ async def _mark_reach(
     round trip until no unit changes (see ``cypher/ingest/mark_reach.cypher``)."""
     start = {edge["unit"] for op in operations for edge in op["outputs"]}
     start.update(row["id"] for row in units if row["kind"] == "memory")
-    frontier = sorted(start)
+    await _mark_reach_from(tx, project, sorted(start))
+
+
+async def _mark_reach_from(tx: AsyncManagedTransaction, project: str, ids: list[str]) -> None:
+    """Step back from the units ``ids`` that reach a memory, one operation per round trip."""
+    frontier = ids
     while frontier:
         result = await tx.run(query("ingest/mark_reach"), project=project, ids=frontier)
         record = await result.single(strict=True)
