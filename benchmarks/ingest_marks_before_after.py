@@ -7,12 +7,15 @@ of the code before the marks (``git worktree add DIR 16a0142`` will do); the cod
 checkout. ``--quick``: conversations of 300 distractors.
 
 The data is ``benchmarks.audits``' (synthetic Mem0 and naive-RAG traces, 12 sessions each), sent
-in its batches (a conversation's batches in order, as ``benchmarks.audits`` sends them) to two
-services on one Neo4j, one from each checkout, each into a project of its own. The services take
-turns batch by batch, so a change in machine load falls on both. Then every audit of ``GET
-/audits`` is read to the end from each service over its own project: the rows must be the same
-(the before service walks the project, the after one seeks the marks), else the run fails.
-Figures go to ``benchmarks/results/ingest_marks_before_after.json``.
+in its batches (a conversation's batches in order, as ``benchmarks.audits`` sends them), or with
+``--batch-operations N`` as a stream of N-operation batches (each conversation's units first,
+its cases last: most operations then read and write units stored by earlier batches, which the
+writer cannot settle within the batch), to two services on one Neo4j, one from each checkout,
+each into a project of its own. The services take turns batch by batch, so a change in machine
+load falls on both. Then every audit of ``GET /audits`` is read to the end from each service over
+its own project: the rows must be the same (the before service walks the project, the after one
+seeks the marks), else the run fails. Figures go to
+``benchmarks/results/ingest_marks_before_after.json`` (``--out`` to name another file).
 """
 
 from __future__ import annotations
@@ -51,16 +54,31 @@ def all_rows(client: httpx.Client, name: str, project: str) -> list[dict[str, An
     return found
 
 
+def stream(batch: dict[str, Any], size: int) -> list[dict[str, Any]]:
+    """``batch`` as batches of ``size`` operations: its units with the first, its cases with
+    the last."""
+    ops = batch["operations"]
+    chunks = [ops[i : i + size] for i in range(0, len(ops), size)] or [[]]
+    parts = [{**batch, "units": [], "operations": chunk, "cases": []} for chunk in chunks]
+    parts[0]["units"] = batch.get("units", [])
+    parts[-1]["cases"] = batch.get("cases", [])
+    return parts
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--before", type=Path, required=True, help="checkout before the change")
     parser.add_argument("--quick", action="store_true", help="conversations of 300 distractors")
     parser.add_argument("--conversations", type=int, default=4, help="per system")
+    parser.add_argument("--batch-operations", type=int, help="re-send as batches of N operations")
+    parser.add_argument("--out", default="ingest_marks_before_after", help="results/<OUT>.json")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     distractors = QUICK_DISTRACTORS if args.quick else DISTRACTORS
     dataset = build(args.conversations, distractors, args.seed)
     parts = [part for item in dataset.batches for part in split_batch(item.batch)]
+    if args.batch_operations:
+        parts = [chunk for part in parts for chunk in stream(part, args.batch_operations)]
     figures: dict[str, Any] = {
         "command": " ".join([COMMAND, *(argv if argv is not None else sys.argv[1:])]),
         "before": str(args.before.resolve()),
@@ -68,6 +86,7 @@ def main(argv: list[str] | None = None) -> None:
         "parameters": {
             "conversations_per_system": args.conversations,
             "distractors": distractors,
+            "batch_operations": args.batch_operations,
             "batches": len(parts),
             "operations": sum(len(p["operations"]) for p in parts),
             "seed": args.seed,
@@ -118,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{figures['after']['ingest_seconds']} s (after / before "
         f"{figures['after_over_before_seconds']}); same audit rows: {same}"
     )
-    print("written to", save("ingest_marks_before_after", figures))
+    print("written to", save(args.out, figures))
 
 
 if __name__ == "__main__":
