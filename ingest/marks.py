@@ -7,15 +7,18 @@ operation of an all-new batch cost about as much as writing the batch (measured 
 benchmark's Mem0 and RAG traces). Most of the answer is in the batch itself:
 
 - a unit the batch defines reaches a memory when it is one, or when an operation of the batch
-  read it and wrote a unit that reaches one; the store is asked only about what lies outside the
-  batch (``reach_in_batch``);
+  read it and wrote a unit that reaches one; the store is walked only from what lies outside the
+  batch and is not marked yet (``reach_in_batch``);
 - whether an operation rewrote a memory (wrote a next version that does not hold the old one
   verbatim) is decided from the batch's own versions when it holds them all, by the same test
   as the Cypher (``rewrites_in_batch``, ``holds_verbatim``: tests/test_audits.py checks that the
   two agree); the store is asked about the rest.
 
-Only for a batch whose ids are all new (the writer's optimistic path): there, every unit the
-batch defines is new, so nothing stored reads or writes it yet.
+The units a batch names without defining them are read from the store first, in one statement
+(``cypher/ingest/merge_unit_refs.cypher`` returns them): with them, a stream of small batches
+whose operations read what earlier batches stored is settled the same way. Only for a batch
+whose ids are all new (the writer's optimistic path): there, every unit the batch defines is
+new, so nothing stored reads or writes it yet.
 """
 
 from __future__ import annotations
@@ -29,20 +32,26 @@ READS = frozenset({"retrieval", "response", "evaluation"})
 
 
 def reach_in_batch(
-    units: Mapping[str, Mapping[str, Any]], operations: Iterable[Mapping[str, Any]]
+    units: Mapping[str, Mapping[str, Any]],
+    stored: Mapping[str, Mapping[str, Any]],
+    operations: Iterable[Mapping[str, Any]],
 ) -> tuple[set[str], list[str]]:
-    """``(reached, ask)``: the ids of ``units`` (the batch's definitions, all new) that reach a
-    memory through the batch's ``operations``, and the units the store's walk must start from:
-    outputs the batch does not define (stored, or named by id: the store knows), and reached
-    outputs of an operation that read something the batch does not define (the store marks it)."""
+    """``(reached, ask)``. ``units`` are the batch's definitions (all new), ``stored`` the units
+    it names without defining them, as the store holds them (``cypher/ingest/merge_unit_refs``).
+    ``reached``: the ids of ``units`` that reach a memory through the batch's ``operations``.
+    ``ask``: the units the store's walk (``mark_reach.cypher``) must start from: reached outputs
+    of an operation that read a stored unit not marked yet (the walk marks it and goes on through
+    the store), and outputs whose mark the store does not know (stored before marks existed)."""
     reached = {uid for uid, row in units.items() if row["kind"] == "memory"}
+    reached.update(uid for uid, row in stored.items() if row["reaches_memory"])
     producers: dict[str, list[Mapping[str, Any]]] = {}
     ask: set[str] = set()
     ops = list(operations)
     for op in ops:
         for edge in op["outputs"]:
             producers.setdefault(edge["unit"], []).append(op)
-            if edge["unit"] not in units:
+            row = stored.get(edge["unit"])
+            if edge["unit"] not in units and (row is None or row["reaches_memory"] is None):
                 ask.add(edge["unit"])
     frontier = list(reached)
     while frontier:
@@ -53,9 +62,12 @@ def reach_in_batch(
                     reached.add(uid)
                     frontier.append(uid)
     for op in ops:
-        if any(edge["unit"] not in units for edge in op["inputs"]):
+        if any(
+            edge["unit"] not in units and not (stored.get(edge["unit"]) or {}).get("reaches_memory")
+            for edge in op["inputs"]
+        ):
             ask.update(e["unit"] for e in op["outputs"] if e["unit"] in reached)
-    return reached, sorted(ask)
+    return reached & units.keys(), sorted(ask)
 
 
 _BOUNDARY = frozenset(" \t\n\x0b\f\r" + string.punctuation)

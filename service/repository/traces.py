@@ -128,17 +128,18 @@ async def _create_all(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestRes
     p = rows.project
     # Sorted by id, so concurrent batches take the constraint locks of shared ids in one order
     # (fewer deadlocks to retry).
-    # What the batch settles itself (ingest/marks.py); the store is asked about the rest.
+    # What the batch settles itself, with the units it names (ingest/marks.py); the store is
+    # asked about the rest.
+    stored = await _merge_unit_refs(tx, p, rows.referenced_only())
+    known = {**stored, **rows.units}
     operations = [
-        {**op, "rewrites_memory": rewrites_in_batch(op, rows.units)}
-        for op in rows.operations.values()
+        {**op, "rewrites_memory": rewrites_in_batch(op, known)} for op in rows.operations.values()
     ]
-    reached, ask = reach_in_batch(rows.units, operations)
+    reached, ask = reach_in_batch(rows.units, stored, operations)
     units = sorted(
         ({**row, "reaches_memory": row["id"] in reached} for row in rows.units.values()),
         key=_by_id,
     )
-    await _run(tx, query("ingest/merge_unit_refs"), project=p, ids=rows.referenced_only())
     await _run(tx, query("ingest/create_units"), project=p, rows=units)
     await _run(tx, query("ingest/create_operations"), project=p, rows=operations)
     await _run(tx, query("ingest/create_cases"), project=p, rows=list(rows.cases.values()))
@@ -175,6 +176,21 @@ async def _mark_reach_from(tx: AsyncManagedTransaction, project: str, ids: list[
         result = await tx.run(query("ingest/mark_reach"), project=project, ids=frontier)
         record = await result.single(strict=True)
         frontier = sorted(record["marked"])
+
+
+_UNIT_FIELDS = ("id", "kind", "memory_id", "content", "reaches_memory")
+
+
+async def _merge_unit_refs(
+    tx: AsyncManagedTransaction, project: str, ids: list[str]
+) -> dict[str, dict[str, Any]]:
+    """Store the ids the batch names without defining them (new ones by id only) and return
+    each as stored, by id (``cypher/ingest/merge_unit_refs.cypher``)."""
+    if not ids:
+        return {}
+    result = await tx.run(query("ingest/merge_unit_refs"), project=project, ids=ids)
+    record = await result.single(strict=True)
+    return {unit[0]: dict(zip(_UNIT_FIELDS, unit, strict=True)) for unit in record["units"]}
 
 
 async def _mark_rewrites(
