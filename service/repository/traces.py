@@ -16,8 +16,10 @@ Two paths, the same result:
 
 Deadlocks between concurrent batches are ``TransientError``s, which ``execute_write`` retries.
 
-Both paths end by keeping two marks the audits seek on, in the same transaction, so that a page
-of an audit costs its rows instead of a walk over the whole project:
+Both paths keep two marks the audits seek on, in the same transaction, so that a page of an
+audit costs its rows instead of a walk over the whole project. The optimistic path settles what it
+can from the batch and the stored units it names (``ingest/marks.py``) and asks the store only for
+the rest; the lookup path, rarer, marks in Cypher alone:
 
 - ``reaches_memory`` (does a memory descend from the unit?) on the units the batch's new
   operations and memories lead back to (``_mark_reach``; audit ``construction_loss``). Marks only
@@ -126,16 +128,16 @@ async def write_in(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestResult
 async def _create_all(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestResult:
     """The optimistic path: every id the batch defines is new, or a ``ConstraintError`` says not."""
     p = rows.project
-    # Sorted by id, so concurrent batches take the constraint locks of shared ids in one order
-    # (fewer deadlocks to retry).
-    # What the batch settles itself, with the units it names (ingest/marks.py); the store is
-    # asked about the rest.
+    # The marks the batch settles itself, with the units it names (ingest/marks.py); the store
+    # is asked about the rest after the batch is written.
     stored = await _merge_unit_refs(tx, p, rows.referenced_only())
     known = {**stored, **rows.units}
     operations = [
         {**op, "rewrites_memory": rewrites_in_batch(op, known)} for op in rows.operations.values()
     ]
     reached, ask = reach_in_batch(rows.units, stored, operations)
+    # Sorted by id, so concurrent batches take the constraint locks of shared ids in one order
+    # (fewer deadlocks to retry).
     units = sorted(
         ({**row, "reaches_memory": row["id"] in reached} for row in rows.units.values()),
         key=_by_id,
