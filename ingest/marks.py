@@ -92,37 +92,27 @@ def holds_verbatim(old: str | None, new: str | None) -> bool | None:
 
 def rewrites_in_batch(op: Mapping[str, Any], units: Mapping[str, Mapping[str, Any]]) -> bool | None:
     """Whether ``op`` (an operation row) wrote a next version of a memory that does not hold
-    the old one verbatim, as ``mark_rewrites.cypher`` decides it, when the batch's ``units``
-    hold everything that takes; None when the store must be asked (a unit the batch does not
-    define, a missing content)."""
+    the old one verbatim, as ``mark_rewrites.cypher`` decides it, when ``units`` (the batch's
+    and the stored ones it names) hold everything that takes; None when the store must be asked
+    (a unit not among them, a missing content)."""
     if op["kind"] in READS:
         return False
-    outputs = [units.get(edge["unit"]) for edge in op["outputs"]]
-    if any(row is None for row in outputs):
+    if any(edge["unit"] not in units for edge in (*op["outputs"], *op["inputs"])):
         return None
-    inputs = [units.get(edge["unit"]) for edge in op["inputs"]]
-    pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]] = []
+    outputs = [units[edge["unit"]] for edge in op["outputs"]]
+    inputs = [units[edge["unit"]] for edge in op["inputs"]]
     for new in outputs:
-        assert new is not None
-        if new["kind"] != "memory":
-            continue
         entry = new["memory_id"]
-        if entry is None and not (op["kind"] == "update" and len(outputs) == 1):
+        if new["kind"] != "memory" or (
+            entry is None and not (op["kind"] == "update" and len(outputs) == 1)
+        ):
             continue
-        if any(row is None for row in inputs):
-            return None  # a stored input may be a version of this entry
-        pairs.extend(
-            (old, new)
-            for old in inputs
-            if old is not None
-            and old["kind"] == "memory"
-            and old["memory_id"] == entry
-            and old["id"] != new["id"]
-        )
-    for old, new in pairs:
-        verbatim = holds_verbatim(old["content"], new["content"])
-        if verbatim is None:
-            return None
-        if not verbatim:
-            return True
+        for old in inputs:
+            if old["kind"] != "memory" or old["memory_id"] != entry or old["id"] == new["id"]:
+                continue
+            verbatim = holds_verbatim(old["content"], new["content"])
+            if verbatim is None:
+                return None
+            if not verbatim:
+                return True
     return False

@@ -116,6 +116,23 @@ def test_every_audit_file_has_an_entry_and_back() -> None:
             assert param in header, f"{spec.statement} does not document {param}"
 
 
+def _span(text: str, start: str, end: str) -> str:
+    """``text`` from ``start`` to the first ``end`` after it, whitespace collapsed."""
+    begin = text.index(start)
+    return " ".join(text[begin : text.index(end, begin) + len(end)].split())
+
+
+def test_the_rewrite_flag_and_its_audit_test_the_same_pairs() -> None:
+    """degraded_updates walks only the operations mark_rewrites flagged: both statements must
+    find version pairs and pre-filter them alike (ingest/marks.py follows them; a test below
+    holds it to the same flags)."""
+    audit, mark = query("audits/degraded_updates"), query("ingest/mark_rewrites")
+    pairs = ("CALL (op, new) {", "RETURN old\n  }")
+    verbatim = ("old.content = ''", "false)")
+    assert _span(audit, *pairs) == _span(mark, *pairs)
+    assert _span(audit, *verbatim) == _span(mark, *verbatim)
+
+
 def test_list_audits(client: httpx.Client) -> None:
     listed = client.get("/audits").json()
     assert [a["name"] for a in listed] == sorted(AUDITS)

@@ -10,7 +10,8 @@
 // $params: project (string), skip (int: candidates to skip), limit (int: candidates to read),
 //          min_lost_words (int: the service counts lost words; here only a pre-filter, below)
 // Plan: the writer flags the operations that have a candidate (rewrites_memory, set by
-// cypher/ingest/mark_rewrites.cypher with the same pairs and pre-filter as below), and only those
+// cypher/ingest/mark_rewrites.cypher with the same pairs and pre-filter as below: a test holds
+// the two texts equal), and only those
 // are walked, in time order, from the operation_rewrites index (the ORDER BY names the constant
 // properties first, so the planner sees the index's order and sorts only the rows of one
 // timestamp): a page reads the operations that can be rows, not the project. Per operation, a
@@ -28,7 +29,10 @@ CALL (op) {
   CALL (op, new) {
     WITH op, new
     WHERE new.memory_id IS NOT NULL
+    // The entry's versions from the memory_id index, not the operation's inputs: an update
+    // may read hundreds of memories (the planner's own choice cost ~3 ms per operation).
     MATCH (old:Unit {project: $project, memory_id: new.memory_id})
+    USING INDEX old:Unit(project, memory_id)
     WHERE old.kind = 'memory' AND old <> new
     MATCH (op)-[:CONSUMES]->(old)
     RETURN old
