@@ -18,6 +18,8 @@ from cli.http import ServiceRequestError, checked
 from cli.projects import require_project
 
 PAGE = 1000
+UNDEFINED = "(not defined yet)"
+"""How ``show`` names a unit some record refers to by id but that was never sent."""
 
 
 def list_cases(
@@ -106,9 +108,12 @@ def subgraph_tree(subgraph: dict[str, Any]) -> Tree:
 
     def unit_label(uid: str) -> Text:
         n = nodes.get(("unit", uid), {})
+        if not n.get("defined", True) or n.get("kind") is None:
+            # Named by id (a case's answer, an operation's input) but never sent yet: it has
+            # neither kind nor content, and may be sent later.
+            return Text.assemble(("unit", "yellow"), f" {uid}: ", (UNDEFINED, "yellow"))
         text = (n.get("content") or "").replace("\n", " / ")
-        label = Text.assemble((n.get("kind", "?"), "cyan"), f" {uid}: {text[:70]}")
-        return label
+        return Text.assemble((n["kind"], "cyan"), f" {uid}: {text[:70]}")
 
     def grow(branch: Tree, uid: str, seen: set[str]) -> None:
         for op_id in produced_by.get(uid, []):

@@ -99,6 +99,56 @@ def test_cli_show_a_case(service: ServiceHandle, project: str) -> None:
     assert missing.returncode == 1 and "HTTP 404" in missing.stderr
 
 
+def test_cli_show_a_case_whose_units_are_not_defined_yet(
+    service: ServiceHandle, project: str
+) -> None:
+    # The answer, and what its operation read, are named by id only: sent later, or never.
+    batch = {
+        "project": project,
+        "operations": [
+            {
+                "id": "op-answer",
+                "name": "answer_question",
+                "kind": "response",
+                "ts": "2026-05-03T10:00:00Z",
+                "inputs": ["ctx-later"],
+                "outputs": ["answer-later"],
+            }
+        ],
+        "cases": [
+            {
+                "id": "case-early",
+                "question": "Where does Alice live?",
+                "expected_answer": "Lisbon",
+                "answer_unit": "answer-later",
+                "verdict": "failed",
+            },
+            {
+                "id": "case-orphan",
+                "question": "Who is Bob?",
+                "expected_answer": "A friend",
+                "answer_unit": "never-sent",
+                "verdict": "failed",
+            },
+        ],
+    }
+    assert httpx.post(f"{service.url}/traces", json=batch, timeout=60).status_code == 200
+    url = ("--project", project, "--url", service.url)
+    early = memtrace("show", "case-early", *url)
+    assert early.returncode == 0, early.stderr
+    assert "Traceback" not in early.stdout + early.stderr
+    lines = early.stdout.splitlines()
+    for uid in ("answer-later", "ctx-later"):
+        [line] = [line for line in lines if f"{uid}:" in line]
+        assert "(not defined yet)" in line, line
+    assert "answer_question (op-answer)" in early.stdout
+
+    orphan = memtrace("show", "case-orphan", *url)
+    assert orphan.returncode == 0, orphan.stderr
+    [root] = [line for line in orphan.stdout.splitlines() if "never-sent:" in line]
+    assert "(not defined yet)" in root
+
+
 def narrow(*args: str) -> subprocess.CompletedProcess[str]:
     """The command piped (stdout is not a terminal) in an 80-column window."""
     done = memtrace(*args, COLUMNS="80")
