@@ -342,6 +342,8 @@ def report(
             raise CommandError(f"cannot write {html}: no folder {html.parent}", usage=True)
         with service_client(url, timeout_s=120) as client:
             result = fetch_report(client, project, system, since, until, bucket)
+            if result.totals.cases == 0:  # a project that does not exist reads as empty
+                require_project(client, project)
         if html is not None:
             from service.report_html import render_report  # matplotlib: only for a page
 
@@ -369,8 +371,8 @@ def audit(
     url: Annotated[str | None, typer.Option(help="Service URL.")] = None,
 ) -> None:
     """Run an audit of the project's graph (lost messages, degraded updates, ...) and print its
-    rows; without NAME (or with --list), list the audits. Exit code 2 for an unknown audit or a
-    bad parameter, 1 when the service fails or cannot be reached."""
+    rows; without NAME (or with --list), list the audits. Exit code 2 for an unknown audit, a
+    bad parameter or no such project, 1 when the service fails or cannot be reached."""
     try:
         params = parse_params(param or [])
     except ValueError as e:
@@ -382,6 +384,8 @@ def audit(
             audits = list_audits(client)
         else:
             page = run_audit(client, str(name), project, params, skip, limit)
+            if not page["rows"]:  # a project that does not exist reads as empty
+                require_project(client, project)
     if as_json:
         console.print_json(json.dumps(audits if listing else page))
     else:

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from cli.http import ServiceRequestError, checked, failures_end_in_one_line, service_client
+from cli.projects import require_project
 
 console = Console()
 err = Console(stderr=True)
@@ -102,6 +103,8 @@ def register(app: typer.Typer) -> None:
         """Prompt versions: how many operations ran with each, and the failures blamed on them."""
         with failures_end_in_one_line(err, url), service_client(url) as client:
             found = checked(client.get("/prompts", params={"project": project}))
+            if not found:  # a project that does not exist reads as empty
+                require_project(client, project)
         if as_json:
             console.print_json(json.dumps(found))
         else:

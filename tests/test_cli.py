@@ -123,6 +123,26 @@ def test_commands_fail_in_one_line_when_the_service_is_down() -> None:
     assert_one_line_failure(memtrace("audit", "--url", down), "cannot reach", down)
 
 
+def test_report_prompts_and_audit_say_no_such_project(service: ServiceHandle, project: str) -> None:
+    assert (
+        httpx.post(f"{service.url}/traces", json=chain_batch(project, 2), timeout=60).status_code
+        == 200
+    )
+    mistyped = f"{project}x"
+    # audit's usage errors (an unknown audit, a bad parameter, no such project) exit 2.
+    for command, usage_exit in (
+        (["report"], 1),
+        (["prompts"], 1),
+        (["audit", "construction_loss"], 2),
+    ):
+        done = memtrace(*command, "--project", mistyped, "--url", service.url)
+        assert_one_line_failure(done, "no such project", mistyped)
+        assert done.returncode == usage_exit
+        # A project that exists but has nothing of the kind still answers, empty.
+        empty = memtrace(*command, "--project", project, "--url", service.url)
+        assert empty.returncode == 0, empty.stderr
+
+
 def test_report_into_a_missing_folder_fails_in_one_line() -> None:
     # The folder is checked before the service is asked, so no service is needed here.
     done = memtrace("report", "--html", "/no/such/dir/r.html", "--url", "http://127.0.0.1:1")
