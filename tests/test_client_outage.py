@@ -7,13 +7,17 @@ and started again), the client in separate Python processes, the count taken in 
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from memtrace_client import Backoff, MemTraceClient, ServiceUnavailable, Tracer
+from memtrace_client.models import VerdictIn
 from neo4j import Driver
 
-from tests.support.servers import REPO, Neo4jHandle, free_port, run_service
+from tests.support.servers import REPO, Neo4jHandle, ServiceHandle, free_port, run_service
 
 FIRST_RUN = 3_000
 SECOND_RUN = 1_000
@@ -88,3 +92,58 @@ def _count(driver: Driver, project: str) -> int:
         "MATCH (o:Operation {project: $p}) RETURN count(o) AS n", p=project
     ).records[0]
     return int(record["n"])
+
+
+SECRET = "the user's PIN is 4321"
+
+DEAD_SERVICE_RUN = """
+import sys
+from memtrace_client import MemTraceClient, Tracer
+
+tracer = Tracer(MemTraceClient(sys.argv[1], project="p", timeout_s=2), system="exit-test")
+turn = tracer.message(sys.argv[2])
+with tracer.operation("extract", kind="extraction", inputs=[turn]) as op:
+    op.output(tracer.memory(sys.argv[2]))
+print("recorded 3", flush=True)
+"""  # no close(): the exit hook runs it, as in a program that just ends
+
+
+def test_records_dropped_at_exit_without_a_spool_are_counted_in_a_warning(
+    down_service: ServiceHandle,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", DEAD_SERVICE_RUN, down_service.url, SECRET],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "recorded 3" in done.stdout
+    [warning] = [line for line in done.stderr.splitlines() if "dropped" in line]
+    assert "3 record(s) in 1 batch(es)" in warning
+    assert down_service.url in warning and "spool_dir" in warning
+    assert SECRET not in done.stderr  # counts only, never what was recorded
+
+
+def test_a_verdict_gives_up_in_its_time_when_the_service_is_down(
+    down_service: ServiceHandle,
+) -> None:
+    tracer = Tracer(MemTraceClient(down_service.url, project="p", timeout_s=2))
+    tracer.answer("Porto")
+    case = tracer.case("Where do I live?", "Lisbon")
+    # The case itself cannot be delivered: the verdict says so instead of waiting for it ...
+    with pytest.raises(ServiceUnavailable, match=r"not recorded.*after 0.5 s"):
+        case.verdict("failed", timeout_s=0.5)
+    assert "/verdict" not in down_service.log_text()  # ... and sent nothing it could not back
+    tracer.delivery.close(timeout_s=0.1)
+
+    # The request alone, its retries cut by the deadline rather than by the number of attempts.
+    client = MemTraceClient(
+        down_service.url, project="p", attempts=1000, backoff=Backoff(base_s=0.2, max_s=0.2)
+    )
+    with pytest.raises(ServiceUnavailable, match=r"within 1 s after \d+ attempt") as gave_up:
+        client.send_verdict(case, VerdictIn(verdict="failed"), timeout_s=1)
+    tried = re.search(r"after (\d+) attempt", str(gave_up.value))
+    assert tried is not None and 1 <= int(tried[1]) < 1000

@@ -115,19 +115,31 @@ class MemTraceClient:
                 await asyncio.sleep(self.backoff.delay(attempt, hint))
         raise ServiceUnavailable(f"gave up after {self.attempts} attempts: {last}")
 
-    def send_verdict(self, case_id: str, verdict: VerdictIn) -> dict[str, Any]:
+    def send_verdict(
+        self, case_id: str, verdict: VerdictIn, *, timeout_s: float | None = None
+    ) -> dict[str, Any]:
         """POST a verdict on a stored case (``/cases/{case_id}/verdict``); the case as stored.
 
-        Retries like ``send``. Raises ``RejectedRequest`` when refused (404: no such case in
-        the project; 422: a bad verdict) and ``ServiceUnavailable`` when every attempt failed.
-        Sending the same verdict again is harmless."""
+        Retries like ``send``; ``timeout_s`` bounds the whole call (requests and waits between
+        them), else only ``attempts`` does. Raises ``RejectedRequest`` when refused (404: no such
+        case in the project; 422: a bad verdict) and ``ServiceUnavailable`` when every attempt
+        failed or the time ran out. Sending the same verdict again is harmless."""
         path = f"/cases/{quote(case_id, safe='')}/verdict"
         body = verdict.model_dump(mode="json", exclude_none=True)
-        last = ""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        last, tried = "no time left", 0
         for attempt in range(self.attempts):
-            hint = None
+            left = _left(deadline)
+            if left is not None and left <= 0:
+                break
+            hint, tried = None, tried + 1
             try:
-                response = self._client().post(path, params={"project": self.project}, json=body)
+                response = self._client().post(
+                    path,
+                    params={"project": self.project},
+                    json=body,
+                    timeout=self._timeout if left is None else _shorter(self._timeout, left),
+                )
             except httpx.TransportError as e:
                 last = type(e).__name__
             else:
@@ -138,8 +150,13 @@ class MemTraceClient:
                     raise RejectedRequest(response.status_code, _error_body(response))
                 hint, last = retry_after_seconds(response), f"HTTP {response.status_code}"
             if attempt + 1 < self.attempts:
-                time.sleep(self.backoff.delay(attempt, hint))
-        raise ServiceUnavailable(f"gave up after {self.attempts} attempts: {last}")
+                wait = self.backoff.delay(attempt, hint)
+                left = _left(deadline)
+                if left is not None and wait >= left:
+                    break  # the next attempt would start after the deadline
+                time.sleep(wait)
+        spent = "" if timeout_s is None else f" within {timeout_s:g} s"
+        raise ServiceUnavailable(f"gave up{spent} after {tried} attempt(s): {last}")
 
     # -- prompts ---------------------------------------------------------------------------------
 
@@ -207,6 +224,24 @@ class MemTraceClient:
         self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
+
+
+def _left(deadline: float | None) -> float | None:
+    return None if deadline is None else deadline - time.monotonic()
+
+
+def _shorter(timeout: httpx.Timeout, at_most_s: float) -> httpx.Timeout:
+    """``timeout`` with every phase cut to ``at_most_s``."""
+
+    def cut(value: float | None) -> float:
+        return at_most_s if value is None else min(value, at_most_s)
+
+    return httpx.Timeout(
+        connect=cut(timeout.connect),
+        read=cut(timeout.read),
+        write=cut(timeout.write),
+        pool=cut(timeout.pool),
+    )
 
 
 def _judge(

@@ -21,7 +21,8 @@ and delete) is stored once.
 With a disk spool (``spool_dir``), batches survive the process: ``close()`` (run at exit)
 spools whatever it could not send, and the next process with the same ``spool_dir`` replays it
 first. Records still in memory when a process is killed with SIGKILL are lost; everything
-already spooled is not. Without a disk spool the waiting batches are kept in memory.
+already spooled is not. Without a disk spool the waiting batches are kept in memory, and what
+is still waiting when the delivery closes is dropped with a warning that counts it.
 """
 
 from __future__ import annotations
@@ -53,8 +54,9 @@ _REPLAY_PER_ROUND = 20
 
 @dataclass
 class DeliveryStats:
-    """Counters for monitoring. ``dropped_records`` is non-zero only if the queue stayed full
-    for longer than ``enqueue_timeout_s`` (the worker could not even spool)."""
+    """Counters for monitoring. ``dropped_records`` counts records lost for good: queued while
+    the queue stayed full for longer than ``enqueue_timeout_s`` (the worker could not even
+    spool), or still waiting in memory when a delivery without a ``spool_dir`` closed."""
 
     sent_batches: int = 0
     sent_records: int = 0
@@ -98,6 +100,9 @@ class _MemorySpool:
 
     def oldest(self) -> tuple[Any, dict[str, Any]] | None:
         return (0, self._batches[0]) if self._batches else None
+
+    def batches(self) -> list[dict[str, Any]]:
+        return list(self._batches)
 
     def remove(self, _: Any) -> None:
         self._batches.popleft()
@@ -204,9 +209,28 @@ class Delivery:
         self._thread.join(timeout=max(1.0, timeout_s))
         if not self._thread.is_alive():
             self._spill_queue()
+        self._warn_if_dropped()
         self._spool.close()
         _at_exit.discard(self)
         return delivered
+
+    def _warn_if_dropped(self) -> None:
+        """Without a disk spool, what is still waiting when the delivery closes dies with the
+        process: say so once, at warning level, with counts only (never the records' content,
+        which is the user's data), and how to keep them next time."""
+        if not isinstance(self._spool, _MemorySpool) or not len(self._spool):
+            return
+        batches = len(self._spool)
+        records = sum(record_count(batch) for batch in self._spool.batches())
+        self.stats.dropped_records += records
+        log.warning(
+            "memtrace: %d record(s) in %d batch(es) were not delivered to %s and are dropped: "
+            "they were kept in memory only; give the Tracer a spool_dir to keep them on disk "
+            "until the service answers again",
+            records,
+            batches,
+            self.client.base_url,
+        )
 
     # -- worker side -----------------------------------------------------------------------------
 

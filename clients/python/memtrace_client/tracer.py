@@ -26,6 +26,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from memtrace_client.client import MemTraceClient
 from memtrace_client.delivery import Delivery, FlushResult
+from memtrace_client.errors import ServiceUnavailable
 from memtrace_client.models import (
     CaseIn,
     OperationIn,
@@ -36,7 +37,7 @@ from memtrace_client.models import (
     VerdictIn,
 )
 from memtrace_client.prompts import PromptLike, as_prompt
-from memtrace_client.verdicts import CaseRef
+from memtrace_client.verdicts import VERDICT_TIMEOUT_S, CaseRef
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -415,19 +416,34 @@ class Tracer:
         *,
         expected_answer: str | None = None,
         note: str | None = None,
+        timeout_s: float = VERDICT_TIMEOUT_S,
     ) -> dict[str, Any]:
         """Record later whether a case's answer was right (user feedback, an evaluation run
         afterwards), by the case's id alone; the case as stored. Unlike recording, this waits:
         what was recorded before is flushed first (the case must be stored before its verdict
         can be), and a refusal raises ``RejectedRequest`` (404: no such case) here, where it
-        can be handled. The same verdict sent again changes nothing."""
+        can be handled. The same verdict sent again changes nothing.
+
+        The wait is bounded by ``timeout_s`` in all (``VERDICT_TIMEOUT_S``): a verdict usually
+        comes from a request handler (a user's thumbs down), which must not hang while the
+        service is down. It is not queued like the other records because its refusal is only
+        useful here, synchronously; when the time runs out (the case not delivered yet, or the
+        service not answering) it raises ``ServiceUnavailable`` and nothing was recorded: send
+        it again later."""
         model = VerdictIn(
             verdict=verdict,
             expected_answer=None if expected_answer is None else self.mask(expected_answer),
             note=None if note is None else self.mask(note),
         )
-        self.flush()
-        return self.client.send_verdict(case_id, model)
+        deadline = time.monotonic() + timeout_s
+        if not self.flush(timeout_s).settled:
+            raise ServiceUnavailable(
+                f"verdict on {case_id!r} not recorded: what was recorded before it is not "
+                f"delivered after {timeout_s:g} s (is the service at {self.client.base_url} "
+                "down?); send it again later"
+            )
+        left = max(deadline - time.monotonic(), 0.0)
+        return self.client.send_verdict(case_id, model, timeout_s=left)
 
     # -- lifecycle -------------------------------------------------------------------------------
 

@@ -11,6 +11,9 @@ from typing import Any, Protocol
 
 from memtrace_client.models import Verdict
 
+VERDICT_TIMEOUT_S = 5.0
+"""How long ``Tracer.verdict`` may wait in all (flush, then the request and its retries)."""
+
 
 class _Verdicts(Protocol):
     def verdict(
@@ -20,6 +23,7 @@ class _Verdicts(Protocol):
         *,
         expected_answer: str | None = None,
         note: str | None = None,
+        timeout_s: float = VERDICT_TIMEOUT_S,
     ) -> dict[str, Any]: ...
 
 
@@ -35,7 +39,14 @@ class CaseRef(str):
         return ref
 
     def verdict(
-        self, verdict: Verdict, *, expected_answer: str | None = None, note: str | None = None
+        self,
+        verdict: Verdict,
+        *,
+        expected_answer: str | None = None,
+        note: str | None = None,
+        timeout_s: float = VERDICT_TIMEOUT_S,
     ) -> dict[str, Any]:
-        """``Tracer.verdict`` for this case."""
-        return self._tracer.verdict(str(self), verdict, expected_answer=expected_answer, note=note)
+        """``Tracer.verdict`` for this case (at most ``timeout_s`` in all)."""
+        return self._tracer.verdict(
+            str(self), verdict, expected_answer=expected_answer, note=note, timeout_s=timeout_s
+        )
