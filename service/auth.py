@@ -195,10 +195,11 @@ ProjectDep = Annotated[str, Depends(acting_project)]
 DEFAULT_PROJECT = "default"
 
 
-def batch_project(request: Request, principal: Principal, in_body: str | None) -> str:
+def batch_project(request: Request, principal: Principal, in_body: str | None) -> tuple[str, bool]:
     """The project of an endpoint that names it in its body (``POST /traces``): the body's, the
-    one the query or header names when the body names none, else ``default``. A body and a query
-    or header that disagree are refused rather than guessed between."""
+    one the query or header names when the body names none, else ``default``; and whether the
+    request named it at all (False: ``default`` was chosen for it). A body and a query or
+    header that disagree are refused rather than guessed between."""
     named = named_project(request.query_params.get("project"), request.headers.get(PROJECT_HEADER))
     if in_body is not None:
         principal.require(in_body)
@@ -209,4 +210,4 @@ def batch_project(request: Request, principal: Principal, in_body: str | None) -
         )
     chosen = in_body or named or DEFAULT_PROJECT
     principal.require(chosen)
-    return chosen
+    return chosen, bool(in_body or named)

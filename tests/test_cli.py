@@ -9,6 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from memtrace_client import MemTraceClient
 
 from tests.support.cli import memtrace
 from tests.support.servers import Neo4jHandle, ServiceHandle, free_port
@@ -55,6 +56,34 @@ def test_ingest_reports_bad_lines_and_refusals(
     assert done.returncode == 1
     assert "HTTP 422" in done.stderr
     assert "operations" in done.stderr
+
+
+def test_a_batch_naming_no_project_is_stored_in_default_with_a_warning(
+    service: ServiceHandle, project: str, tmp_path: Path
+) -> None:
+    # ``project`` only makes the ids unique: these batches name no project.
+    unnamed = [chain_batch("-", 2, prefix=f"{project}-{i}-") for i in range(3)]
+    for batch in unnamed:
+        del batch["project"]
+    path = tmp_path / "unnamed.jsonl"
+    path.write_text("\n".join(json.dumps(b) for b in unnamed) + "\n")
+    done = memtrace("ingest", str(path), "--url", service.url)
+    assert done.returncode == 0, done.stderr
+    assert "3 batch(es)" in done.stdout
+    warned = [line for line in done.stderr.splitlines() if "names no project" in line]
+    assert len(warned) == 1, done.stderr  # once, not once per batch
+    assert "'default'" in warned[0]
+
+    answer = httpx.post(f"{service.url}/traces", json=unnamed[0], timeout=60).json()
+    assert answer["project"] == "default" and len(answer["warnings"]) == 1
+    named = httpx.post(
+        f"{service.url}/traces", json=unnamed[0], params={"project": project}, timeout=60
+    ).json()
+    assert (named["project"], named["warnings"]) == (project, [])
+    # The SDK always names its project, so it never meets the warning.
+    with MemTraceClient(service.url, project=project) as client:
+        sent = client.send({"units": unnamed[1]["units"]})
+    assert (sent.project, sent.warnings) == (project, [])
 
 
 def test_neo4j_status_of_the_test_instance(neo4j: Neo4jHandle) -> None:

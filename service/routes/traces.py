@@ -21,13 +21,15 @@ async def post_traces(
 ) -> IngestResult:
     """Write a batch of units, operations and cases in one transaction, into the batch's
     ``project`` (or, when it names none, the project named by ``?project=`` or the
-    ``X-MemTrace-Project`` header; else ``default``).
+    ``X-MemTrace-Project`` header; else ``default``, and the answer then carries a warning).
 
     Re-sending an identical batch is safe (200, nothing duplicated); redefining an id with other
     content is a 409 and writes nothing.
     """
     given = batch.project if "project" in batch.model_fields_set else None
-    project = batch_project(request, principal, given)
+    project, named = batch_project(request, principal, given)
     # The project is known only now (it may be the body's): its store is chosen here.
     async with project_session(stores, project) as session:
-        return await ingest_batch(session, batch.model_copy(update={"project": project}), settings)
+        return await ingest_batch(
+            session, batch.model_copy(update={"project": project}), settings, project_named=named
+        )

@@ -8,6 +8,7 @@ this client and never blocks or loses work when the service is away.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from types import TracebackType
 from typing import Any, Self
@@ -25,6 +26,7 @@ from memtrace_client.retry import (
 )
 
 Batch = TraceBatch | dict[str, Any]
+log = logging.getLogger("memtrace_client")
 
 
 class MemTraceClient:
@@ -57,6 +59,7 @@ class MemTraceClient:
         self._async_transport = async_transport
         self._http: httpx.Client | None = None
         self._ahttp: httpx.AsyncClient | None = None
+        self._warned: set[str] = set()
 
     # -- batches ---------------------------------------------------------------------------------
 
@@ -93,7 +96,7 @@ class MemTraceClient:
                 outcome = e
             result, hint, last = _judge(outcome)
             if result is not None:
-                return result
+                return self._warn_once(result)
             if attempt + 1 < attempts:
                 time.sleep(self.backoff.delay(attempt, hint))
         raise ServiceUnavailable(f"gave up after {attempts} attempts: {last}")
@@ -110,10 +113,19 @@ class MemTraceClient:
                 outcome = e
             result, hint, last = _judge(outcome)
             if result is not None:
-                return result
+                return self._warn_once(result)
             if attempt + 1 < self.attempts:
                 await asyncio.sleep(self.backoff.delay(attempt, hint))
         raise ServiceUnavailable(f"gave up after {self.attempts} attempts: {last}")
+
+    def _warn_once(self, result: IngestResult) -> IngestResult:
+        """Log each distinct warning of the service's answers once per client (a file of a
+        thousand batches without a project says so once, not a thousand times)."""
+        for warning in result.warnings:
+            if warning not in self._warned:
+                self._warned.add(warning)
+                log.warning("memtrace: %s", warning)
+        return result
 
     def send_verdict(
         self, case_id: str, verdict: VerdictIn, *, timeout_s: float | None = None

@@ -188,8 +188,11 @@ class KindCounts(BaseModel):
 
 
 class IngestResult(BaseModel):
-    """What a batch did: ``created`` new (or newly defined) nodes, ``existing`` identical ones."""
+    """What a batch did: ``created`` new (or newly defined) nodes, ``existing`` identical ones,
+    in ``project``; ``warnings`` are what the writer should know though nothing was refused
+    (a batch that named no project and went to ``default``)."""
 
     project: str
     created: KindCounts
     existing: KindCounts
+    warnings: list[str] = Field(default_factory=list)
