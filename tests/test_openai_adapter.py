@@ -4,14 +4,16 @@ OpenAI-compatible server, the trace through the SDK into the running service and
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 import openai
 from memtrace_client import MemTraceClient, Tracer
-from memtrace_client.adapters.openai import trace_openai
+from memtrace_client.adapters.openai import output_unit, trace_openai
 
+from tests.support.cli import memtrace
 from tests.support.llm_server import ScriptedLLM, user_text
 from tests.support.servers import ServiceHandle
 
@@ -81,7 +83,9 @@ def test_openai_calls_are_operations_with_lineage(
     assert (by_name["extract_facts"], turn.id) in consumed
     assert ops[by_name["answer"]]["kind"] == "response"
     assert ops[by_name["extract_facts"]]["attributes"]["model"] == "scripted"
-    assert ops[by_name["extract_facts"]]["system"] == "openai"
+    # The operation is the traced system's; the model's vendor is in its attributes.
+    assert ops[by_name["extract_facts"]]["system"] == "toy-agent"
+    assert ops[by_name["extract_facts"]]["attributes"]["provider"] == "openai"
 
     stored = client.get("/cases", params={"project": project, "verdict": "failed"}).json()
     assert [c["id"] for c in stored] == [case]
@@ -119,3 +123,59 @@ def test_async_openai_calls_are_recorded(
     [op] = [n for n in graph["nodes"] if n["type"] == "operation"]
     assert (op["name"], op["kind"]) == ("openai.chat.scripted", "response")
     tracer.close()
+
+
+def test_the_next_step_consumes_a_calls_output_and_show_draws_the_blamed_call(
+    llm: ScriptedLLM, service: ServiceHandle, client: httpx.Client, project: str
+) -> None:
+    llm.script["answer"] = scripted  # type: ignore[attr-defined]
+    tracer = Tracer(MemTraceClient(service.url, project=project), system="toy-agent")
+    model = trace_openai(openai.OpenAI(base_url=llm.base_url, api_key="k"), tracer)
+
+    tracer.message(TURN, role="user")
+    extracted = model.chat.completions.create(
+        model="scripted",
+        messages=[
+            {"role": "system", "content": "Extract the facts about the user."},
+            {"role": "user", "content": TURN},
+        ],
+        memtrace_name="extract_facts",
+        memtrace_kind="extraction",
+    )
+    fact = str(extracted.choices[0].message.content)
+    # The next step consumes the call's output by its handle, and writes the memory entry.
+    with tracer.operation("store_memory", kind="update", inputs=[output_unit(extracted)]) as op:
+        stored = tracer.memory(fact, memory_id="home")
+        op.output(stored)
+    answer = model.chat.completions.create(
+        model="scripted",
+        messages=[
+            {"role": "system", "content": f"What you remember:\n- {fact}"},
+            {"role": "user", "content": "Where do I live?"},
+        ],
+        memtrace_name="answer",
+    )
+    case = tracer.case("Where do I live?", "Lisbon", verdict="failed")
+    assert tracer.flush()
+    tracer.close()
+
+    graph = subgraph(client, project, case)
+    names = {n["id"]: n["name"] for n in graph["nodes"] if n["type"] == "operation"}
+    edges = {(e["type"], names[e["operation"]], e["unit"]) for e in graph["edges"]}
+    assert ("PRODUCES", "extract_facts", output_unit(extracted)) in edges
+    assert ("CONSUMES", "store_memory", output_unit(extracted)) in edges
+    assert ("CONSUMES", "answer", stored.id) in edges
+    assert ("PRODUCES", "answer", output_unit(answer)) in edges
+
+    url = ("--project", project, "--url", service.url)
+    attributed = memtrace("attribute", case, *url, "--json")
+    assert attributed.returncode == 0, attributed.stderr
+    [result] = json.loads(attributed.stdout)
+    assert result["operation"]["name"] == "extract_facts", result
+    shown = memtrace("show", case, *url)
+    assert shown.returncode == 0, shown.stderr
+    blamed = result["operation"]["id"]
+    assert f"by extract_facts (extraction, {blamed})" in shown.stdout
+    tree = shown.stdout.split("what the answer depends on")[1]
+    assert f"extract_facts ({blamed})" in tree  # the blamed call is drawn in the tree
+    assert "store_memory" in tree and output_unit(extracted) in tree

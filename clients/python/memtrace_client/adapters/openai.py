@@ -6,7 +6,8 @@ operations, with lineage.
     llm = trace_openai(OpenAI(), tracer)   # the same client, instrumented in place
 
 ``llm.chat.completions.create(...)`` then records one operation (kind ``response`` unless told
-otherwise): each message is an input unit (a ``prompt`` for system/developer messages, else a
+otherwise; the tracer's ``system``, with ``provider: openai`` and the model in its attributes):
+each message is an input unit (a ``prompt`` for system/developer messages, else a
 ``message``; the same role and text always name the same unit), and every unit recorded before
 whose text appears in the messages (a memory, a retrieved context, an earlier completion) is an
 input too: the call consumed it (``memtrace_client.adapters.lineage``). Each choice's text is an
@@ -14,6 +15,13 @@ output unit, of the kind the operation produces (an ``answer`` for a response, a
 an extraction, ...). ``llm.embeddings.create(...)`` records an ``embedding`` operation from the
 input texts to one unit per vector (its text, with ``dimensions`` and the model; the vectors
 themselves are not sent).
+
+The next step consumes what a call produced through ``output_unit(response)``, the id of its
+first choice's unit (``output_unit(response, n)`` for choice ``n``):
+
+    facts = llm.chat.completions.create(..., memtrace_kind="extraction")
+    with tracer.operation("store_memory", kind="update", inputs=[output_unit(facts)]) as op:
+        op.output(tracer.memory(facts.choices[0].message.content, memory_id="m1"))
 
 Name the step, so an attribution says which call it blames: two extra keyword arguments, taken
 out before the call reaches OpenAI: ``memtrace_name="extract_facts"`` and
@@ -35,7 +43,9 @@ from memtrace_client.adapters.lineage import TextIndex, index_of
 from memtrace_client.models import OperationKind, UnitIn, UnitKind
 from memtrace_client.tracer import RETURNED_KIND, Operation, Tracer
 
-SYSTEM = "openai"
+PROVIDER = "openai"
+"""Stamped as ``provider`` in each call's attributes; the operation keeps the tracer's ``system``
+(the memory system being traced, which is what reports group by, not the model vendor)."""
 C = TypeVar("C")
 _PROMPT_ROLES = ("system", "developer")
 
@@ -88,7 +98,7 @@ class _Recorder:
         kind: OperationKind = kwargs.pop("memtrace_kind", None) or "response"
         inputs = self.message_units(kwargs.get("messages"))
         with self.tracer.operation(
-            name, kind=kind, inputs=inputs, system=SYSTEM, model=kwargs.get("model")
+            name, kind=kind, inputs=inputs, provider=PROVIDER, model=kwargs.get("model")
         ) as op:
             if kwargs.get("stream"):
                 op.set(stream=True)
@@ -98,12 +108,10 @@ class _Recorder:
         if not hasattr(response, "choices"):  # a stream: its text is not known here
             return
         for choice in response.choices:
-            message = choice.message
-            text = message.content or ""
-            if not text and getattr(message, "tool_calls", None):
-                text = json.dumps([c.model_dump(mode="json") for c in message.tool_calls])
+            text = _choice_text(choice)
             if text:
-                op.output(self.tracer.unit(RETURNED_KIND.get(kind, "other"), text))
+                unit_kind = RETURNED_KIND.get(kind, "other")
+                op.output(self.tracer.unit(unit_kind, text, id=_output_id(response, choice)))
         usage = getattr(response, "usage", None)
         if usage is not None:
             op.set(input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens)
@@ -125,7 +133,7 @@ class _Recorder:
             )
             inputs.append(known)
         with self.tracer.operation(
-            name, kind=kind, inputs=inputs, system=SYSTEM, model=kwargs.get("model")
+            name, kind=kind, inputs=inputs, provider=PROVIDER, model=kwargs.get("model")
         ) as op:
             yield op, texts
 
@@ -144,6 +152,37 @@ class _Recorder:
                 memtrace_not_indexed=True,  # NOT_INDEXED: its text is its input's
             )
             op.output(unit)
+
+
+def _choice_text(choice: Any) -> str:
+    """A choice's text: its content, else its tool calls as JSON."""
+    message = choice.message
+    text = message.content or ""
+    if not text and getattr(message, "tool_calls", None):
+        text = json.dumps([c.model_dump(mode="json") for c in message.tool_calls])
+    return str(text)
+
+
+def _output_id(response: Any, choice: Any) -> str:
+    """The id of a choice's output unit, computed from the response alone, so ``output_unit``
+    finds it again with no state kept. The text is in the digest: a server that reuses
+    completion ids (some OpenAI-compatible ones do) cannot make two texts share a unit id."""
+    parts = (str(getattr(response, "id", "")), str(getattr(response, "created", "")))
+    return f"openai:output:{_digest(*parts, str(choice.index), _choice_text(choice))}"
+
+
+def output_unit(response: Any, choice: int = 0) -> str:
+    """The id of the unit holding choice ``choice``'s text of a chat completion a traced client
+    returned: give it to the next step as an input, so it consumes what this call produced
+    (``tracer.operation("store", kind="update", inputs=[output_unit(response)])``).
+    ``ValueError`` for a streamed call (its text is not known to the adapter) or a choice
+    without text (nothing was recorded)."""
+    if not hasattr(response, "choices"):
+        raise ValueError("a streamed call is recorded without outputs: there is no unit")
+    picked = next((c for c in response.choices if c.index == choice), None)
+    if picked is None or not _choice_text(picked):
+        raise ValueError(f"choice {choice} has no text: no output unit was recorded")
+    return _output_id(response, picked)
 
 
 def _is_async(method: Callable[..., Any]) -> bool:
