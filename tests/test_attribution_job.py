@@ -291,13 +291,14 @@ def test_cli_resumes_a_stopped_job(service: ServiceHandle, project: str) -> None
 
 # --- Liveness: a busy runner stays running; a resume claims a job only from a dead runner -----
 
-BUSY_STALE_S = 2.0
+BUSY_STALE_S = 4.0
 BUSY = {
-    "MEMTRACE_JOB_HEARTBEAT_S": "0.25",
+    "MEMTRACE_JOB_HEARTBEAT_S": "0.2",
     "MEMTRACE_JOB_STALE_S": str(BUSY_STALE_S),
-    # Each case holds the job worker's loop for 0.5 s of CPU without yielding; with 8 cases in
-    # flight the loop is held 4 s at a stretch, twice job_stale_s.
-    "MEMTRACE_JOB_CASE_SPIN_S": "0.5",
+    # Each case holds the job worker's loop for 0.7 s of CPU without yielding; with 8 cases in
+    # flight the loop is held 5.6 s at a stretch, longer than job_stale_s. (A stale window of
+    # 20 beats: the heartbeat's thread and its Neo4j writes get slow on a loaded machine.)
+    "MEMTRACE_JOB_CASE_SPIN_S": "0.7",
 }
 
 
@@ -349,7 +350,7 @@ def test_a_busy_runner_stays_running(busy: ServiceHandle, project: str) -> None:
     assert (got["done"], got["attributed"]) == (10, 10)
     # It ran longer than a silence that would have made it interrupted (store timestamps).
     ran_s = (_when(got["finished_at"]) - _when(got["created_at"])).total_seconds()
-    assert ran_s > 2 * BUSY_STALE_S
+    assert ran_s > BUSY_STALE_S
 
 
 def test_resumes_of_a_live_job_are_refused(

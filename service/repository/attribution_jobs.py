@@ -252,16 +252,12 @@ async def record_batch(
     """Store a batch's attributions and mark its cases done, in one transaction; whether the
     runner still owns the job (False: it was stopped or resumed elsewhere; end).
 
-    Only cases still pending are marked and stored, so a case is counted and stored once even
-    when an old runner and a new one (after a resume) both finish it.
+    Only cases still pending are marked and stored (each case's relationship is locked before
+    it is read), so a case is counted and stored once even when an old runner and a new one
+    (after a resume) both finish it.
     """
 
     async def work(tx: AsyncManagedTransaction) -> bool:
-        lock = await tx.run(
-            query("attribution_jobs/lock_job"), project=project, job_id=job_id, runner=runner
-        )
-        record = await lock.single()
-        owned = bool(record and record["owned"])
         rows = [{"case_id": o.case_id, "state": o.state, "message": o.message} for o in outcomes]
         claimed = await tx.run(
             query("attribution_jobs/claim_cases"),
@@ -274,7 +270,13 @@ async def record_batch(
         results = [o.result for o in outcomes if o.result is not None and o.case_id in mine]
         if results:
             await store(tx, project, results, job=job_id)
-        return owned
+        # The job's lock last: held from here to the commit, not through the writes above,
+        # so the heartbeat and resumes never wait for a batch.
+        lock = await tx.run(
+            query("attribution_jobs/lock_job"), project=project, job_id=job_id, runner=runner
+        )
+        record = await lock.single()
+        return bool(record and record["owned"])
 
     return await session.execute_write(work)
 
