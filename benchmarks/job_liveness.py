@@ -10,8 +10,9 @@ Run: ``python -m benchmarks.job_liveness`` (``--conversations 2`` for a shorter 
    status every 0.2 s (how often one was seen ``interrupted``), and in Neo4j the age of each
    running job's ``heartbeat_at`` (the oldest seen: how late the heartbeat got).
 
-``--service-repo DIR`` runs the service from another checkout (``PYTHONPATH`` is pointed at it
-too), so code before and after a change is measured one right after the other.
+``--neo4j-uri URI`` uses a running Neo4j (fresh projects each run). ``--service-repo DIR``
+runs the service from another checkout (``PYTHONPATH`` is pointed at it too), so code before
+and after a change is measured one right after the other.
 Figures go to ``benchmarks/results/job_liveness.json`` (``--name`` changes the file name).
 """
 
@@ -24,6 +25,9 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +41,7 @@ from benchmarks.harness import fresh_neo4j, percentile, save
 from tests.support.servers import REPO, run_service
 
 HEARTBEAT_AGES = """
-MATCH (j:AttributionJob) WHERE j.status = 'running'
+MATCH (j:AttributionJob) WHERE j.project IN $projects AND j.status = 'running'
 RETURN j.id AS id, duration.inSeconds(j.heartbeat_at, datetime()).seconds AS age_s
 """
 
@@ -96,7 +100,7 @@ def follow(
                 interrupted_seen += status == "interrupted"
                 if status not in ("running", "interrupted"):
                     ended[project] = status
-            records, _, _ = driver.execute_query(HEARTBEAT_AGES)
+            records, _, _ = driver.execute_query(HEARTBEAT_AGES, projects=list(jobs))
             oldest_beat = max([oldest_beat, *(int(r["age_s"]) for r in records)])
             time.sleep(0.2)
     return {
@@ -106,6 +110,16 @@ def follow(
     }
 
 
+@contextmanager
+def neo4j_at(uri: str | None) -> Iterator[str]:
+    """``uri``, or a fresh local Neo4j's."""
+    if uri:
+        yield uri
+        return
+    with fresh_neo4j(heap="1g", pagecache="1g") as local:
+        yield local.uri
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--locomo", default="../shared/data/locomo10")
@@ -113,6 +127,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pipeline", default="observations")
     parser.add_argument("--service-repo", type=Path, help="run the service from this checkout")
     parser.add_argument("--name", default="job_liveness", help="results file name")
+    parser.add_argument("--neo4j-uri", help="a running Neo4j to use instead of a fresh one")
     args = parser.parse_args(argv)
     env: dict[str, str] = {}
     if args.service_repo:
@@ -120,7 +135,8 @@ def main(argv: list[str] | None = None) -> None:
         tests.support.servers.REPO = checkout
         env["PYTHONPATH"] = f"{checkout}:{checkout}/clients/python"
     batches = load_locomo(str(REPO / args.locomo), limit=args.conversations, pipeline=args.pipeline)
-    items = [in_project(b, f"live-{b.hidden['conversation']}") for b in batches]
+    run = uuid.uuid4().hex[:6]  # projects of their own on a reused Neo4j
+    items = [in_project(b, f"live-{run}-{b.hidden['conversation']}") for b in batches]
     projects = sorted({b.batch["project"] for b in items})
     failed = sum(1 for b in items for c in b.batch["cases"] if c.get("verdict") == "failed")
     print(f"LoCoMo ({args.pipeline}): {len(projects)} projects, {failed} failed cases", flush=True)
@@ -132,8 +148,8 @@ def main(argv: list[str] | None = None) -> None:
     }
     with (
         tempfile.TemporaryDirectory() as tmp,
-        fresh_neo4j(heap="1g", pagecache="1g") as local,
-        run_service(local.uri, Path(tmp), **env) as service,
+        neo4j_at(args.neo4j_uri) as neo4j_uri,
+        run_service(neo4j_uri, Path(tmp), **env) as service,
         httpx.Client(base_url=service.url, timeout=600) as client,
     ):
         print(f"ingested in {ingest(client, items):.1f} s", flush=True)
@@ -148,7 +164,7 @@ def main(argv: list[str] | None = None) -> None:
                 jobs[p] = client.post("/attribution-jobs", params={"project": p}, json=body).json()[
                     "id"
                 ]
-            figures["jobs"] = follow(client, local.uri, jobs, timeout_s=900)
+            figures["jobs"] = follow(client, neo4j_uri, jobs, timeout_s=900)
         wall = time.perf_counter() - started
         figures["jobs"]["seconds"] = round(wall, 1)
         figures["jobs"]["cases_per_s"] = round(failed / wall, 2)

@@ -180,6 +180,15 @@ class Settings(BaseSettings):
         check_placement(self.neo4j_placement, self.neo4j_stores)
         return self
 
+    @model_validator(mode="after")
+    def _stale_spans_heartbeats(self) -> Settings:
+        if self.job_stale_s <= 2 * self.job_heartbeat_s:
+            raise ValueError(
+                "MEMTRACE_JOB_STALE_S must exceed two heartbeats (MEMTRACE_JOB_HEARTBEAT_S): "
+                "a live runner would be shown interrupted between two of its beats"
+            )
+        return self
+
     def node_limit(self, requested: int | None) -> int:
         """The subgraph node limit for a request: what it asked for, never above the server's."""
         return min(requested or self.subgraph_node_limit, self.subgraph_node_limit)
