@@ -81,6 +81,21 @@ class Settings(BaseSettings):
     attribution_graph_limit: int = Field(
         20_000, description="Most nodes an attribution loads (ancestors, descendants, messages)."
     )
+    job_heartbeat_s: float = Field(
+        2.0, gt=0, description="How often a running attribution job's runner says it is alive."
+    )
+    job_stale_s: float = Field(
+        10.0,
+        gt=0,
+        description="A running job whose runner has not been heard of for this long is shown "
+        "as interrupted and may be resumed; several heartbeats long.",
+    )
+    job_case_spin_s: float = Field(
+        0.0,
+        ge=0,
+        description="For tests only: CPU seconds each case of a job burns on the job worker's "
+        "loop without yielding, so a test can keep a runner busy for longer than job_stale_s.",
+    )
 
     # Access control (off unless keys are configured).
     api_keys: SecretStr | None = Field(
@@ -163,6 +178,15 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _placement_names_known_stores(self) -> Settings:
         check_placement(self.neo4j_placement, self.neo4j_stores)
+        return self
+
+    @model_validator(mode="after")
+    def _stale_spans_heartbeats(self) -> Settings:
+        if self.job_stale_s <= 2 * self.job_heartbeat_s:
+            raise ValueError(
+                "MEMTRACE_JOB_STALE_S must exceed two heartbeats (MEMTRACE_JOB_HEARTBEAT_S): "
+                "a live runner would be shown interrupted between two of its beats"
+            )
         return self
 
     def node_limit(self, requested: int | None) -> int:

@@ -8,6 +8,9 @@ from __future__ import annotations
 import copy
 import json
 import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -284,6 +287,148 @@ def test_cli_resumes_a_stopped_job(service: ServiceHandle, project: str) -> None
     assert done.returncode == 0, done.stderr
     assert f"job {job['id']} completed: 100 of 100 cases done" in done.stderr
     assert len(json.loads(done.stdout)) == 100
+
+
+# --- Liveness: a busy runner stays running; a resume claims a job only from a dead runner -----
+
+BUSY_STALE_S = 4.0
+BUSY = {
+    "MEMTRACE_JOB_HEARTBEAT_S": "0.2",
+    "MEMTRACE_JOB_STALE_S": str(BUSY_STALE_S),
+    # Each case holds the job worker's loop for 0.7 s of CPU without yielding; with 8 cases in
+    # flight the loop is held 5.6 s at a stretch, longer than job_stale_s. (A stale window of
+    # 20 beats: the heartbeat's thread and its Neo4j writes get slow on a loaded machine.)
+    "MEMTRACE_JOB_CASE_SPIN_S": "0.7",
+}
+
+
+@pytest.fixture(scope="module")
+def busy(neo4j: Neo4jHandle, workdir: Path) -> Iterator[ServiceHandle]:
+    """A service whose job runners are kept busy with CPU work, on short liveness settings."""
+    env = {"MEMTRACE_NEO4J_USER": neo4j.user, "MEMTRACE_NEO4J_PASSWORD": neo4j.password}
+    with run_service(neo4j.uri, workdir, **env, **BUSY) as handle:
+        yield handle
+
+
+def _when(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def _job_node(driver: Driver, project: str, job_id: str) -> dict[str, Any]:
+    records, _, _ = driver.execute_query(
+        "MATCH (j:AttributionJob {project: $project, id: $job_id}) "
+        "RETURN j.status AS status, j.runner AS runner, j.resumed_at AS resumed_at, "
+        "COLLECT { MATCH (j)-[r:COVERS]->() WHERE r.state IS NOT NULL "
+        "          RETURN DISTINCT r.runner } AS case_runners",
+        project=project,
+        job_id=job_id,
+    )
+    return dict(records[0])
+
+
+def _resume_pair(url: str, project: str, job_id: str) -> list[httpx.Response]:
+    """Two resumes of the job sent at once."""
+
+    def resume(_: int) -> httpx.Response:
+        with httpx.Client(base_url=url, timeout=60) as c:
+            return c.post(f"/attribution-jobs/{job_id}/resume", params={"project": project})
+
+    with ThreadPoolExecutor(2) as pool:
+        return list(pool.map(resume, range(2)))
+
+
+def test_a_busy_runner_stays_running(busy: ServiceHandle, project: str) -> None:
+    with httpx.Client(base_url=busy.url, timeout=60) as c:
+        assert c.post("/traces", json=demo_copies(project, 2)).status_code == 200
+        job = start(c, project).json()
+        seen: list[str] = []
+        while not seen or seen[-1] in ("running", "interrupted"):
+            got = c.get(f"/attribution-jobs/{job['id']}", params={"project": project}).json()
+            seen.append(got["status"])
+            time.sleep(0.1)
+    assert set(seen) == {"running", "completed"}, sorted(set(seen))
+    assert (got["done"], got["attributed"]) == (10, 10)
+    # It ran longer than a silence that would have made it interrupted (store timestamps).
+    ran_s = (_when(got["finished_at"]) - _when(got["created_at"])).total_seconds()
+    assert ran_s > BUSY_STALE_S
+
+
+def test_resumes_of_a_live_job_are_refused(
+    busy: ServiceHandle, project: str, neo4j_driver: Driver
+) -> None:
+    with httpx.Client(base_url=busy.url, timeout=60) as c:
+        assert c.post("/traces", json=demo_copies(project, 2)).status_code == 200
+        job = start(c, project).json()
+        runner = _job_node(neo4j_driver, project, job["id"])["runner"]
+        refusals: list[httpx.Response] = []
+        while True:  # pairs of resumes all through the job's busy life
+            status = c.get(f"/attribution-jobs/{job['id']}", params={"project": project})
+            if status.json()["status"] != "running":
+                break
+            pair = _resume_pair(busy.url, project, job["id"])
+            assert [r.status_code for r in pair] == [409, 409], [r.text for r in pair]
+            refusals += pair
+            time.sleep(0.2)
+    assert status.json()["status"] == "completed"
+    assert len(refusals) >= 2
+    body = refusals[0].json()
+    assert body["error"] == "conflict"
+    assert job["id"] in body["message"] and "last heard from" in body["message"]
+    assert body["details"][0]["heartbeat_at"] in body["message"]
+    stored = _job_node(neo4j_driver, project, job["id"])
+    assert (stored["runner"], stored["resumed_at"]) == (runner, None)
+    assert stored["case_runners"] == [runner]  # no second runner finished a case
+
+
+def _blocked_resumes(driver: Driver) -> int:
+    records, _, _ = driver.execute_query(
+        "SHOW TRANSACTIONS YIELD status, currentQuery "
+        "WHERE status STARTS WITH 'Blocked' AND currentQuery CONTAINS 'AttributionJob' "
+        "RETURN count(*) AS n"
+    )
+    return int(records[0]["n"])
+
+
+def test_of_two_resumes_of_a_dead_runners_job_one_wins(
+    busy: ServiceHandle, neo4j: Neo4jHandle, workdir: Path, project: str, neo4j_driver: Driver
+) -> None:
+    env = {"MEMTRACE_NEO4J_USER": neo4j.user, "MEMTRACE_NEO4J_PASSWORD": neo4j.password}
+    with run_service(neo4j.uri, workdir, **env, **BUSY) as first:
+        with httpx.Client(base_url=first.url, timeout=60) as c:
+            assert c.post("/traces", json=demo_copies(project, 2)).status_code == 200
+            job = start(c, project).json()
+        first.process.kill()  # the runner dies with its process, mid-job
+        first.process.wait()
+    dead = _job_node(neo4j_driver, project, job["id"])["runner"]
+
+    with httpx.Client(base_url=busy.url, timeout=60) as c:
+        wait_for(c, project, job["id"], {"interrupted"}, timeout_s=60)
+        # Hold the job's write lock while both resumes arrive, so that they meet at it for
+        # certain: each must decide only after the other's claim is visible.
+        with neo4j_driver.session() as session, session.begin_transaction() as hold:
+            hold.run(
+                "MATCH (j:AttributionJob {project: $project, id: $job_id}) SET j.held = true",
+                project=project,
+                job_id=job["id"],
+            ).consume()
+            with ThreadPoolExecutor(1) as pool:
+                pair = pool.submit(_resume_pair, busy.url, project, job["id"])
+                deadline = time.monotonic() + 60
+                while _blocked_resumes(neo4j_driver) < 2:
+                    assert time.monotonic() < deadline, "the resumes never reached the lock"
+                    time.sleep(0.05)
+                hold.rollback()
+                answers = pair.result()
+        assert sorted(r.status_code for r in answers) == [202, 409], [r.text for r in answers]
+        refused = next(r for r in answers if r.status_code == 409).json()
+        assert "last heard from" in refused["message"]
+        done = wait_for(c, project, job["id"], {"completed"})
+    assert (done["done"], done["attributed"]) == (10, 10)
+    stored = _job_node(neo4j_driver, project, job["id"])
+    assert stored["resumed_at"] is not None and stored["runner"] != dead
+    # Every case was finished by the dead runner before it died or by the one winner.
+    assert set(stored["case_runners"]) <= {dead, stored["runner"]}
+    assert stored["runner"] in stored["case_runners"]
 
 
 # --- Isolation: the job endpoints x every way of naming a project x own and admin key ---------

@@ -1,12 +1,18 @@
 // Marks cases of a job as finished (state: attributed, skipped or failed, with a message for
 // failed) unless they already are, and returns those it marked: the caller then stores the
-// attributions of exactly those. Run after attribution_jobs/lock_job in the same transaction,
-// so two runners of one job (an old one not yet gone after a resume) never both count a case.
-// $params: project (string), job_id (string),
+// attributions of exactly those. Each case's COVERS relationship is write-locked (the first
+// SET) before its state is read, so two runners of one job (an old one not yet gone after a
+// resume) never both count a case; the job node itself is not locked here, so a heartbeat or a
+// resume does not wait for a batch's write (attribution_jobs/lock_job comes last, briefly).
+// Each case keeps the runner that finished it (r.runner), which says which runners worked.
+// $params: project (string), job_id (string), runner (string),
 //          rows (list of map: case_id (string), state (string), message (string or null))
 MATCH (j:AttributionJob {project: $project, id: $job_id})
 UNWIND $rows AS row
 MATCH (j)-[r:COVERS]->(c:Case {project: $project, id: row.case_id})
+SET r.claim_lock = true
+REMOVE r.claim_lock
+WITH r, c, row
 WHERE r.state IS NULL
-SET r.state = row.state, r.message = row.message
+SET r.state = row.state, r.message = row.message, r.runner = $runner
 RETURN c.id AS case_id

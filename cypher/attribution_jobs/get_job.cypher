@@ -1,10 +1,13 @@
 // One attribution job with its progress, counted from the states of its COVERS relationships
 // (no state yet: pending), and its first failures. `stale` says that a running job's runner
-// has not been heard of for $stale_s seconds (its process stopped: the job is interrupted).
-// $params: project (string), job_id (string), stale_s (int), failures (int: at most this many)
+// has not been heard of for more than $stale_s seconds by the store's clock, the clock its
+// heartbeats and attribution_jobs/resume_job use (its process stopped: the job is interrupted).
+// $params: project (string), job_id (string), stale_s (float), failures (int: at most this many)
 MATCH (j:AttributionJob {project: $project, id: $job_id})
 RETURN j {.*} AS job,
-       j.status = 'running' AND j.heartbeat_at < datetime() - duration({seconds: $stale_s}) AS stale,
+       j.status = 'running'
+         AND duration.inSeconds(j.heartbeat_at, datetime()).milliseconds > $stale_s * 1000
+         AS stale,
        COLLECT {
          MATCH (j)-[r:COVERS]->(:Case)
          WITH r.state AS state, count(*) AS n

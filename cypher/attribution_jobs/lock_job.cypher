@@ -1,6 +1,8 @@
-// Takes the job's write lock for the rest of the transaction and says whether the runner still
-// owns it (a resume gives it a new runner; a stop sets its status).
+// Says whether the runner still owns the job (a resume gives it a new runner; a stop sets its
+// status), reading it under the job's write lock so that a resume committing at the same time
+// is seen. Run last in a batch's transaction, so the lock is held only until its commit.
 // $params: project (string), job_id (string), runner (string)
 MATCH (j:AttributionJob {project: $project, id: $job_id})
 SET j.updated_at = datetime()
+WITH j
 RETURN j.status = 'running' AND j.runner = $runner AS owned

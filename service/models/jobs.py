@@ -38,6 +38,9 @@ class AttributionJob(BaseModel):
     created_at: datetime
     updated_at: datetime | None = None
     finished_at: datetime | None = None
+    heartbeat_at: datetime | None = Field(
+        None, description="When its runner last said it was alive (Neo4j's clock)."
+    )
 
 
 class AttributionJobRequest(BaseModel):

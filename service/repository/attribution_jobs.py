@@ -6,11 +6,17 @@ A job is ``(:AttributionJob {project, id, status, runner, ...})`` with one
 those states, never kept beside them, so they cannot drift. A batch's attributions and states are
 written in one transaction, so a service stopped mid-job loses at most the batch in flight, and
 none of it half-written.
+
+Liveness is judged by Neo4j's clock alone: heartbeats write ``datetime()``, and reads and
+resumes compare it with ``datetime()``, so clocks of different service processes never meet.
+How long a silence makes a job interrupted (``stale_s``) is the caller's setting
+(``job_stale_s``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from neo4j import AsyncManagedTransaction, AsyncSession
@@ -24,11 +30,21 @@ from service.models.jobs import AttributionJob, JobFailure
 from service.repository.attributions import store
 from service.repository.values import native
 
-STALE_S = 10
-"""A running job whose runner has not been heard of for this long is shown as interrupted and
-may be resumed. Runners beat every ``HEARTBEAT_S``."""
-HEARTBEAT_S = 2.0
 FAILURES_SHOWN = 20
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a resume found: whether it claimed the job for its runner, the status and last
+    heartbeat the job had (with its age by Neo4j's clock), and the job's judge settings."""
+
+    claimed: bool
+    status: str
+    heartbeat_at: datetime | None
+    heartbeat_age_s: float | None
+    judge: str
+    refresh: bool
+    max_llm_calls: int | None
 
 
 @dataclass(frozen=True)
@@ -67,17 +83,18 @@ def _job(record: Any) -> AttributionJob:
         created_at=native(props["created_at"]),
         updated_at=native(props.get("updated_at")),
         finished_at=native(props.get("finished_at")),
+        heartbeat_at=native(props.get("heartbeat_at")),
     )
 
 
 async def _read_job(
-    tx: AsyncManagedTransaction, project: str, job_id: str
+    tx: AsyncManagedTransaction, project: str, job_id: str, stale_s: float
 ) -> AttributionJob | None:
     result = await tx.run(
         query("attribution_jobs/get_job"),
         project=project,
         job_id=job_id,
-        stale_s=STALE_S,
+        stale_s=stale_s,
         failures=FAILURES_SHOWN,
     )
     record = await result.single()
@@ -109,6 +126,7 @@ async def create(
     judge: str,
     refresh: bool,
     max_llm_calls: int | None,
+    stale_s: float,
 ) -> AttributionJob:
     """A new running job over the project's failed cases; ``Conflict`` when one is active."""
 
@@ -124,7 +142,7 @@ async def create(
                 max_llm_calls=max_llm_calls,
             )
         ).consume()
-        return await _read_job(tx, project, job_id)
+        return await _read_job(tx, project, job_id, stale_s)
 
     try:
         job = await session.execute_write(work)
@@ -135,14 +153,16 @@ async def create(
 
 
 @store_errors
-async def get(session: AsyncSession, project: str, job_id: str) -> AttributionJob | None:
+async def get(
+    session: AsyncSession, project: str, job_id: str, stale_s: float
+) -> AttributionJob | None:
     """The job with its progress, or None."""
-    return await session.execute_read(_read_job, project, job_id)
+    return await session.execute_read(_read_job, project, job_id, stale_s)
 
 
 @store_errors
 async def list_jobs(
-    session: AsyncSession, project: str, skip: int, limit: int
+    session: AsyncSession, project: str, skip: int, limit: int, stale_s: float
 ) -> list[AttributionJob]:
     """The project's jobs, newest first."""
 
@@ -151,7 +171,7 @@ async def list_jobs(
             query("attribution_jobs/list_jobs"), project=project, skip=skip, limit=limit
         )
         ids = [r["id"] async for r in result]
-        jobs = [await _read_job(tx, project, job_id) for job_id in ids]
+        jobs = [await _read_job(tx, project, job_id, stale_s) for job_id in ids]
         return [j for j in jobs if j is not None]
 
     return await session.execute_read(work)
@@ -171,21 +191,34 @@ async def stop(session: AsyncSession, project: str, job_id: str) -> str | None:
 
 @store_errors
 async def resume(
-    session: AsyncSession, project: str, job_id: str, runner: str
-) -> dict[str, Any] | None:
-    """Hand a stopped or interrupted job to ``runner``: its judge settings, or None when the job
-    is in no state to resume; ``Conflict`` when another job of the project is active."""
+    session: AsyncSession, project: str, job_id: str, runner: str, stale_s: float
+) -> Claim | None:
+    """Hand a stopped or interrupted job to ``runner`` if it is one, in one write transaction
+    that locks the job before reading its state, so that of concurrent resumes at most one
+    claims it. None when there is no such job; ``Conflict`` when another job of the project is
+    active."""
 
-    async def work(tx: AsyncManagedTransaction) -> dict[str, Any] | None:
+    async def work(tx: AsyncManagedTransaction) -> Claim | None:
         result = await tx.run(
             query("attribution_jobs/resume_job"),
             project=project,
             job_id=job_id,
             runner=runner,
-            stale_s=STALE_S,
+            stale_s=stale_s,
         )
         record = await result.single()
-        return dict(record) if record else None
+        if record is None:
+            return None
+        age_ms = record["heartbeat_age_ms"]
+        return Claim(
+            claimed=record["claimed"],
+            status=record["status"],
+            heartbeat_at=native(record["heartbeat_at"]),
+            heartbeat_age_s=None if age_ms is None else age_ms / 1000,
+            judge=record["judge"],
+            refresh=record["refresh"],
+            max_llm_calls=record["max_llm_calls"],
+        )
 
     try:
         return await session.execute_write(work)
@@ -219,25 +252,31 @@ async def record_batch(
     """Store a batch's attributions and mark its cases done, in one transaction; whether the
     runner still owns the job (False: it was stopped or resumed elsewhere; end).
 
-    Only cases still pending are marked and stored, so a case is counted and stored once even
-    when an old runner and a new one (after a resume) both finish it.
+    Only cases still pending are marked and stored (each case's relationship is locked before
+    it is read), so a case is counted and stored once even when an old runner and a new one
+    (after a resume) both finish it.
     """
 
     async def work(tx: AsyncManagedTransaction) -> bool:
-        lock = await tx.run(
-            query("attribution_jobs/lock_job"), project=project, job_id=job_id, runner=runner
-        )
-        record = await lock.single()
-        owned = bool(record and record["owned"])
         rows = [{"case_id": o.case_id, "state": o.state, "message": o.message} for o in outcomes]
         claimed = await tx.run(
-            query("attribution_jobs/claim_cases"), project=project, job_id=job_id, rows=rows
+            query("attribution_jobs/claim_cases"),
+            project=project,
+            job_id=job_id,
+            runner=runner,
+            rows=rows,
         )
         mine = {r["case_id"] async for r in claimed}
         results = [o.result for o in outcomes if o.result is not None and o.case_id in mine]
         if results:
             await store(tx, project, results, job=job_id)
-        return owned
+        # The job's lock last: held from here to the commit, not through the writes above,
+        # so the heartbeat and resumes never wait for a batch.
+        lock = await tx.run(
+            query("attribution_jobs/lock_job"), project=project, job_id=job_id, runner=runner
+        )
+        record = await lock.single()
+        return bool(record and record["owned"])
 
     return await session.execute_write(work)
 

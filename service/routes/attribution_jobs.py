@@ -45,28 +45,29 @@ async def post_attribution_job(
 @router.get("", response_model=list[AttributionJob], responses=responses(503))
 async def get_attribution_jobs(
     session: SessionDep,
+    settings: SettingsDep,
     project: ProjectDep,
     skip: Skip = 0,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> list[AttributionJob]:
     """The project's attribution jobs, newest first."""
-    return await attribution_jobs.list_jobs(session, project, skip, limit)
+    return await attribution_jobs.list_jobs(session, project, skip, limit, settings)
 
 
 @router.get("/{job_id}", response_model=AttributionJob, responses=responses(404, 503))
 async def get_attribution_job(
-    job_id: str, session: SessionDep, project: ProjectDep
+    job_id: str, session: SessionDep, settings: SettingsDep, project: ProjectDep
 ) -> AttributionJob:
     """The job's status and progress: ``done`` of ``total`` (attributed, skipped, failed)."""
-    return await attribution_jobs.get_job(session, project, job_id)
+    return await attribution_jobs.get_job(session, project, job_id, settings)
 
 
 @router.post("/{job_id}/stop", response_model=AttributionJob, responses=responses(404, 503))
 async def stop_attribution_job(
-    job_id: str, session: SessionDep, project: ProjectDep
+    job_id: str, session: SessionDep, settings: SettingsDep, project: ProjectDep
 ) -> AttributionJob:
     """Stop the job after the batch in hand; what it stored is kept. Resume it later."""
-    return await attribution_jobs.stop_job(session, project, job_id)
+    return await attribution_jobs.stop_job(session, project, job_id, settings)
 
 
 @router.post(
@@ -81,7 +82,8 @@ async def resume_attribution_job(
     """Go on with a stopped or interrupted job's pending cases (none is done twice).
 
     A job is interrupted when the service stopped while it ran; a restarted service does not
-    resume it by itself.
+    resume it by itself. 409 while its runner is alive (it said so within ``job_stale_s``):
+    the message names the runner's last heartbeat; of resumes sent at once, at most one wins.
     """
     return await attribution_jobs.resume_job(session, project, job_id, settings)
 
@@ -92,9 +94,10 @@ async def resume_attribution_job(
 async def get_attribution_job_results(
     job_id: str,
     session: SessionDep,
+    settings: SettingsDep,
     project: ProjectDep,
     skip: Skip = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> list[AttributionResult]:
     """The stored attributions of the job's cases, in case id order."""
-    return await attribution_jobs.job_results(session, project, job_id, skip, limit)
+    return await attribution_jobs.job_results(session, project, job_id, skip, limit, settings)

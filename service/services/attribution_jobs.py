@@ -51,53 +51,82 @@ async def start_job(
         request.judge,
         request.refresh,
         request.max_llm_calls,
+        settings.job_stale_s,
     )
     worker(settings).submit(JobSpec(project, job.id, runner, attribute))
     return job
 
 
-async def get_job(session: AsyncSession, project: str, job_id: str) -> AttributionJob:
-    job = await jobs.get(session, project, job_id)
+async def get_job(
+    session: AsyncSession, project: str, job_id: str, settings: Settings
+) -> AttributionJob:
+    job = await jobs.get(session, project, job_id, settings.job_stale_s)
     if job is None:
         raise _not_found(project, job_id)
     return job
 
 
 async def list_jobs(
-    session: AsyncSession, project: str, skip: int, limit: int
+    session: AsyncSession, project: str, skip: int, limit: int, settings: Settings
 ) -> list[AttributionJob]:
-    return await jobs.list_jobs(session, project, skip, limit)
+    return await jobs.list_jobs(session, project, skip, limit, settings.job_stale_s)
 
 
-async def stop_job(session: AsyncSession, project: str, job_id: str) -> AttributionJob:
+async def stop_job(
+    session: AsyncSession, project: str, job_id: str, settings: Settings
+) -> AttributionJob:
     """Stop a running or interrupted job (its runner ends after the batch in hand, whose results
     are kept); a job in another state is returned as it is."""
     if await jobs.stop(session, project, job_id) is None:
         raise _not_found(project, job_id)
-    return await get_job(session, project, job_id)
+    return await get_job(session, project, job_id, settings)
+
+
+def _refusal(job_id: str, claim: jobs.Claim, stale_s: float) -> Conflict:
+    """The 409 for a job that is not stopped or interrupted: a live runner holds it, or it has
+    ended."""
+    if claim.status != "running":
+        return Conflict(
+            f"attribution job {job_id!r} is {claim.status}: only a stopped or interrupted job "
+            "can be resumed",
+            details=[{"loc": ["path", "job_id"], "msg": f"job is {claim.status}"}],
+        )
+    heard = claim.heartbeat_at.isoformat() if claim.heartbeat_at else "never"
+    age = f"{claim.heartbeat_age_s:.1f} s ago" if claim.heartbeat_age_s is not None else "never"
+    return Conflict(
+        f"attribution job {job_id!r} is running: its runner was last heard from at {heard} "
+        f"({age}); a job is resumed only when stopped or interrupted (no heartbeat for "
+        f"{stale_s:g} s). Follow it, or stop it first.",
+        details=[
+            {
+                "loc": ["path", "job_id"],
+                "msg": "a live runner holds the job",
+                "job": job_id,
+                "heartbeat_at": heard,
+            }
+        ],
+    )
 
 
 async def resume_job(
     session: AsyncSession, project: str, job_id: str, settings: Settings
 ) -> AttributionJob:
-    """Give a stopped or interrupted job a new runner, which goes on with its pending cases."""
+    """Give a stopped or interrupted job a new runner, which goes on with its pending cases;
+    ``Conflict`` while a live runner holds it (of concurrent resumes at most one claims it)."""
     runner = uuid.uuid4().hex
-    stored = await jobs.resume(session, project, job_id, runner)
-    if stored is None:
-        job = await get_job(session, project, job_id)
-        raise Conflict(
-            f"attribution job {job_id!r} is {job.status}: only a stopped or interrupted job can "
-            "be resumed",
-            details=[{"loc": ["path", "job_id"], "msg": f"job is {job.status}"}],
-        )
-    attribute = _attribute_request(**stored)
+    claim = await jobs.resume(session, project, job_id, runner, settings.job_stale_s)
+    if claim is None:
+        raise _not_found(project, job_id)
+    if not claim.claimed:
+        raise _refusal(job_id, claim, settings.job_stale_s)
+    attribute = _attribute_request(claim.judge, claim.refresh, claim.max_llm_calls)
     worker(settings).submit(JobSpec(project, job_id, runner, attribute))
-    return await get_job(session, project, job_id)
+    return await get_job(session, project, job_id, settings)
 
 
 async def job_results(
-    session: AsyncSession, project: str, job_id: str, skip: int, limit: int
+    session: AsyncSession, project: str, job_id: str, skip: int, limit: int, settings: Settings
 ) -> list[AttributionResult]:
     """The stored attributions of the job's cases, in case id order."""
-    await get_job(session, project, job_id)
+    await get_job(session, project, job_id, settings)
     return await jobs.results(session, project, job_id, skip, limit)

@@ -1,4 +1,5 @@
-"""Running attribution jobs: one worker thread per process, with its own event loop and driver.
+"""Running attribution jobs: one worker thread per process, with its own event loop and driver,
+and one heartbeat thread beside it, with a loop and driver of its own too.
 
 Why a thread of its own: a job reads and decodes thousands of subgraphs and walks them in
 Python. On the request loop that would hold up every other request for as long as the job runs;
@@ -11,12 +12,27 @@ the one made in the lifespan) and its own embedder.
 A runner works through its job's pending cases in id order, in chunks: ``CHUNK_WORKERS`` chunks
 at a time, each read in one read transaction, attributed (``CASES_IN_FLIGHT`` cases at a time
 over all chunks, so the reads and LLM calls of some overlap the walks of others), then stored
-and marked done in one write transaction. Beside it a heartbeat says every ``HEARTBEAT_S`` that
-the runner is alive, and learns when the job was stopped or handed to another runner.
+and marked done in one write transaction.
+
+Why the heartbeat has a thread of its own rather than a task on the worker's loop: a walk is
+CPU-bound Python between its awaits, and the worker's loop runs every runner of the process,
+so a heartbeat task there waited behind whole stretches of walks; with ten jobs at once it
+missed ``job_stale_s`` and its job flapped between ``running`` and ``interrupted`` (and a
+resume in such a gap started a second runner). Moving the walks off the loop instead was the
+other choice, but a walk is a coroutine that interleaves CPU stretches with Neo4j reads and LLM
+calls; it cannot be handed to a thread pool without a loop of its own per walk, and the GIL
+would still be shared. The heartbeat is small, so it is the part that moves: on its thread it
+needs the GIL only for a few milliseconds per beat, which the interpreter's switch interval
+(5 ms) grants it however busy the worker is. It says every ``job_heartbeat_s`` that the
+runner is alive, and learns when the job was stopped or handed to another runner. What it
+proves is that the runner's process and task are alive, not that its current case progresses
+(a case that never ends keeps its job ``running``; stop the job).
 
 When the process stops, its runners stop with it; the job stays ``running`` in Neo4j with a
-heartbeat that ages, is shown as ``interrupted`` after ``STALE_S``, and is resumed by the user
-(``POST /attribution-jobs/{id}/resume`` or ``memtrace attribute --resume``). A restarted service
+heartbeat that ages, is shown as ``interrupted`` after ``job_stale_s``, and is resumed by the
+user (``POST /attribution-jobs/{id}/resume`` or ``memtrace attribute --resume``). A resume
+claims the job only when it is stopped or interrupted, in one locked write
+(``attribution_jobs/resume_job``). A restarted service
 does not resume jobs by itself: the stop may have been the job's own doing (memory, an LLM
 endpoint gone wrong), several service processes would race for the same job, and the user who
 restarts a service should decide what it runs.
@@ -25,8 +41,10 @@ restarts a service should decide what it runs.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import threading
+import time
 from dataclasses import dataclass, field
 
 from neo4j import AsyncDriver, AsyncSession
@@ -38,7 +56,7 @@ from service.errors import MemTraceError, StoreUnavailable
 from service.models.attribution import AttributeRequest
 from service.repository import attribution_jobs as jobs
 from service.repository import attributions
-from service.repository.attribution_jobs import HEARTBEAT_S, CaseOutcome, PendingCase
+from service.repository.attribution_jobs import CaseOutcome, PendingCase
 from service.services.attribution import (
     RepositorySource,
     attribute_inputs,
@@ -79,38 +97,73 @@ class JobSpec:
 
 @dataclass
 class _Run:
-    """One runner's state shared with its heartbeat."""
+    """One runner's state shared with its heartbeat, across their threads (``owned`` is a
+    thread-safe event: cleared by either when the job is no longer the runner's)."""
 
     spec: JobSpec
-    owned: asyncio.Event = field(default_factory=asyncio.Event)
+    owned: threading.Event = field(default_factory=threading.Event)
 
 
-class JobWorker:
-    """The process's job thread. ``submit`` from any thread; runners run on the worker's loop."""
+class _LoopThread:
+    """A daemon thread running an event loop of its own, with Neo4j drivers made on it (an
+    async driver belongs to the loop that made it)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, name: str) -> None:
         self._settings = settings
         self._loop = asyncio.new_event_loop()
         self._stores: Stores | None = None
-        self._thread = threading.Thread(target=self._serve, name="attribution-jobs", daemon=True)
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
 
     def _serve(self) -> None:
         asyncio.set_event_loop(self._loop)
         self._loop.run_forever()
 
+    def _stores_here(self) -> Stores:
+        """This thread's drivers, made on first use (called on this thread's loop)."""
+        if self._stores is None:
+            self._stores = Stores(self._settings)
+        return self._stores
+
+
+class _Heartbeats(_LoopThread):
+    """The process's heartbeat thread: one beating task per live runner."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings, "attribution-job-heartbeats")
+
+    def start(self, run: _Run) -> concurrent.futures.Future[None]:
+        """Beat for ``run`` until the returned future is cancelled or the job is not its own."""
+        return asyncio.run_coroutine_threadsafe(self._beat(run), self._loop)
+
+    async def _beat(self, run: _Run) -> None:
+        store = self._stores_here().for_project(run.spec.project)
+        await _heartbeat(store.driver, store.database, run, self._settings.job_heartbeat_s)
+
+
+class JobWorker(_LoopThread):
+    """The process's job thread. ``submit`` from any thread; runners run on the worker's loop,
+    their heartbeats on the heartbeat thread."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings, "attribution-jobs")
+        self._heartbeats = _Heartbeats(settings)
+
     def submit(self, spec: JobSpec) -> None:
         """Start a runner for the job (a resumed job's earlier runner ends at its next step)."""
         asyncio.run_coroutine_threadsafe(self._run(spec), self._loop)
 
     async def _run(self, spec: JobSpec) -> None:
-        if self._stores is None:
-            self._stores = Stores(self._settings)
+        run = _Run(spec)
+        run.owned.set()
+        beat = self._heartbeats.start(run)
         try:
-            store = self._stores.for_project(spec.project)
-            await run_job(store.driver, store.database, self._settings, spec)
+            store = self._stores_here().for_project(spec.project)
+            await run_job(store.driver, store.database, self._settings, run)
         except Exception as e:  # a runner never dies silently
             log.error("attribution job %s crashed: %s", spec.job_id, type(e).__name__, exc_info=e)
+        finally:
+            beat.cancel()  # thread-safe: the task is cancelled on the heartbeat loop
 
 
 _worker: JobWorker | None = None
@@ -127,16 +180,10 @@ def worker(settings: Settings) -> JobWorker:
         return _worker
 
 
-async def run_job(driver: AsyncDriver, database: str, settings: Settings, spec: JobSpec) -> None:
+async def run_job(driver: AsyncDriver, database: str, settings: Settings, run: _Run) -> None:
     """Attribute the job's pending cases until none is left, the job is stopped or resumed by
-    another runner, or Neo4j stays unreachable."""
-    run = _Run(spec)
-    run.owned.set()
-    beat = asyncio.create_task(_heartbeat(driver, database, run))
-    try:
-        await _work(driver, database, settings, run)
-    finally:
-        beat.cancel()
+    another runner, or Neo4j stays unreachable. Its heartbeat runs elsewhere (the caller's)."""
+    await _work(driver, database, settings, run)
 
 
 @dataclass
@@ -230,11 +277,11 @@ async def _pass(shared: _Shared, run: _Run) -> None:
         raise
 
 
-async def _heartbeat(driver: AsyncDriver, database: str, run: _Run) -> None:
+async def _heartbeat(driver: AsyncDriver, database: str, run: _Run, every_s: float) -> None:
     spec = run.spec
     async with driver.session(database=database) as session:
         while run.owned.is_set():
-            await asyncio.sleep(HEARTBEAT_S)
+            await asyncio.sleep(every_s)
             try:
                 if not await jobs.heartbeat(session, spec.project, spec.job_id, spec.runner):
                     run.owned.clear()
@@ -261,6 +308,8 @@ async def attribute_batch(
             judge: Judge | None = None
             try:
                 check_case(spec.project, case_id, inputs[case_id].case)
+                if settings.job_case_spin_s:
+                    _spin(settings.job_case_spin_s)
                 judge = build_judge(spec.request, settings)
                 async with shared.driver.session(database=shared.database) as own:
                     source = RepositorySource(
@@ -280,3 +329,11 @@ async def attribute_batch(
             return CaseOutcome(case_id, "attributed", result=result)
 
     return outcomes + list(await asyncio.gather(*(one(c) for c in todo)))
+
+
+def _spin(seconds: float) -> None:
+    """Burn CPU on the calling thread without yielding its loop (``job_case_spin_s``, tests
+    only): a stand-in for a long walk."""
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        pass
