@@ -1,7 +1,8 @@
 """Deleting data: a whole project, one session's operations, or everything recorded before a
-time. Every statement is in ``cypher/deletion/``; work is done in bounded transactions, so a
-large deletion neither holds one huge transaction nor loses what it already did when it stops
-(running it again finishes the job: deletion is idempotent)."""
+time (operations, then the cases and units no operation dates). Every statement is in
+``cypher/deletion/``; work is done in bounded transactions, so a large deletion neither holds
+one huge transaction nor loses what it already did when it stops (running it again finishes the
+job: deletion is idempotent)."""
 
 from __future__ import annotations
 
@@ -53,6 +54,55 @@ async def delete_operations(
         counts = await session.execute_write(_delete_operations, project, chunk)
         total = total.plus(DeletionCounts(**counts))
     return total
+
+
+async def _old_case_ids(tx: AsyncManagedTransaction, project: str, before: datetime) -> list[str]:
+    result = await tx.run(query("deletion/select_old_cases"), project=project, before=before)
+    return [record["id"] async for record in result]
+
+
+async def _delete_cases(
+    tx: AsyncManagedTransaction, project: str, ids: list[str]
+) -> dict[str, int]:
+    result = await tx.run(query("deletion/delete_cases"), project=project, ids=ids)
+    record = await result.single()
+    assert record is not None  # the statement always returns one row
+    return dict(record)
+
+
+@store_errors
+async def delete_old_cases(session: AsyncSession, project: str, before: datetime) -> DeletionCounts:
+    """Delete the cases older than ``before`` that no deleted operation answered, and what only
+    they named (see the .cypher files)."""
+    ids = await session.execute_read(_old_case_ids, project, before)
+    total = DeletionCounts()
+    for start in range(0, len(ids), OPERATIONS_PER_TRANSACTION):
+        chunk = ids[start : start + OPERATIONS_PER_TRANSACTION]
+        counts = await session.execute_write(_delete_cases, project, chunk)
+        total = total.plus(DeletionCounts(**counts))
+    return total
+
+
+async def _delete_old_units_batch(
+    tx: AsyncManagedTransaction, project: str, before: datetime
+) -> int:
+    result = await tx.run(
+        query("deletion/delete_old_units"),
+        project=project,
+        before=before,
+        batch=NODES_PER_TRANSACTION,
+    )
+    record = await result.single()
+    return int(record["deleted"]) if record else 0
+
+
+@store_errors
+async def delete_old_units(session: AsyncSession, project: str, before: datetime) -> int:
+    """Delete the units dated before ``before`` that nothing refers to; the number deleted."""
+    deleted = 0
+    while batch := await session.execute_write(_delete_old_units_batch, project, before):
+        deleted += batch
+    return deleted
 
 
 async def _delete_project_batch(tx: AsyncManagedTransaction, project: str) -> int:

@@ -23,7 +23,14 @@ async def delete_before(session: AsyncSession, project: str, before: datetime) -
             "before needs a time zone (e.g. 2026-01-01T00:00:00Z)",
             details=[{"loc": ["query", "before"], "msg": "no time zone"}],
         )
-    return await deletion.delete_operations(session, project, None, in_utc(before, "before"))
+    utc = in_utc(before, "before")
+    assert utc is not None  # before is given
+    # Operations first: the cases they answered and the units only they used go with them.
+    # What is left and still old is what no operation dates: cases and units sent on their own.
+    counts = await deletion.delete_operations(session, project, None, utc)
+    counts = counts.plus(await deletion.delete_old_cases(session, project, utc))
+    units = await deletion.delete_old_units(session, project, utc)
+    return counts.plus(DeletionCounts(units=units))
 
 
 async def delete_project(session: AsyncSession, project: str, confirm: str) -> ProjectDeleted:
