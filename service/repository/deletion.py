@@ -105,18 +105,51 @@ async def delete_old_units(session: AsyncSession, project: str, before: datetime
     return deleted
 
 
-async def _delete_project_batch(tx: AsyncManagedTransaction, project: str) -> int:
-    result = await tx.run(
-        query("deletion/delete_project_nodes"), project=project, batch=NODES_PER_TRANSACTION
-    )
+PROJECT_STEPS = (
+    "deletion/project/delete_attributions",
+    "deletion/project/delete_attribution_jobs",
+    "deletion/project/delete_cases",
+    "deletion/project/delete_operations",
+    "deletion/project/delete_units",
+)
+"""The per-label statements of DELETE /project, one for each label a project's nodes carry but
+the deletion marker, each a seek on that label's (project, ...) index."""
+
+
+async def _begin_project_deletion(tx: AsyncManagedTransaction, project: str) -> None:
+    result = await tx.run(query("deletion/project/begin"), project=project)
+    await result.consume()
+
+
+@store_errors
+async def begin_project_deletion(session: AsyncSession, project: str) -> None:
+    """Mark ``project`` as being deleted, in a transaction of its own (see begin.cypher)."""
+    await session.execute_write(_begin_project_deletion, project)
+
+
+async def _delete_project_batch(tx: AsyncManagedTransaction, project: str, step: str) -> int:
+    result = await tx.run(query(step), project=project, batch=NODES_PER_TRANSACTION)
     record = await result.single()
     return int(record["deleted"]) if record else 0
 
 
 @store_errors
-async def delete_project(session: AsyncSession, project: str) -> int:
-    """Delete every node of ``project``; the number deleted."""
+async def delete_project_step(session: AsyncSession, project: str, step: str) -> int:
+    """Delete the nodes of one ``PROJECT_STEPS`` label of ``project``, a batch per transaction,
+    until none is left; the number deleted."""
     deleted = 0
-    while batch := await session.execute_write(_delete_project_batch, project):
+    while batch := await session.execute_write(_delete_project_batch, project, step):
         deleted += batch
     return deleted
+
+
+async def _finish_project_deletion(tx: AsyncManagedTransaction, project: str) -> bool:
+    result = await tx.run(query("deletion/project/finish"), project=project)
+    record = await result.single()
+    return bool(record and record["remaining"])
+
+
+@store_errors
+async def finish_project_deletion(session: AsyncSession, project: str) -> bool:
+    """Remove the marker if nothing of ``project`` is left; whether something is."""
+    return await session.execute_write(_finish_project_deletion, project)
