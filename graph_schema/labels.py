@@ -8,7 +8,11 @@ relationship type is added here first.
 
 from __future__ import annotations
 
-NODE_LABELS = frozenset({"Operation", "Unit", "Case", "Attribution", "AttributionJob"})
+NODE_LABELS = frozenset(
+    {"Operation", "Unit", "Case", "Attribution", "AttributionJob", "ProjectDeletion"}
+)
+"""``ProjectDeletion`` is the mark of a ``DELETE /project`` that has not finished (one per
+project); every other label holds a project's data."""
 
 EDGE_TYPES = {
     "CONSUMES": "(:Operation)-[:CONSUMES {position}]->(:Unit): an input, in argument order",
@@ -23,10 +27,17 @@ EDGE_TYPES = {
 }
 
 CONSTRAINTS = frozenset(
-    {"operation_key", "unit_key", "case_key", "attribution_job_key", "attribution_job_active"}
+    {
+        "operation_key",
+        "unit_key",
+        "case_key",
+        "attribution_job_key",
+        "attribution_job_active",
+        "project_deletion_key",
+    }
 )
 """Uniqueness constraints: ``(project, id)`` per label (the writer's MERGE and CREATE rely on
-them), and one active attribution job per project."""
+them), one active attribution job per project, and one deletion mark per project."""
 
 INDEXES = frozenset(
     {

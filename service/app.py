@@ -15,6 +15,7 @@ from service.auth import KeyConfigError, authorize, load_keys
 from service.auth_middleware import AuthenticationMiddleware
 from service.body_limit import BodyLimitMiddleware
 from service.db import Stores
+from service.dependencies import get_read_session, get_session
 from service.docs import install_docs
 from service.http_errors import install_error_handlers
 from service.id_paths import EncodedSlashMiddleware
@@ -34,7 +35,7 @@ from service.routes import (
     traces,
     verdicts,
 )
-from service.routes.errors import AUTH, responses
+from service.routes.errors import AUTH, document_deletion_refusals, responses
 from service.settings import Settings, get_settings
 from service.ui.login import router as ui_login_router
 
@@ -107,6 +108,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for module in routers:
         # With API keys configured, everything but the health probes needs one (service.auth).
         guarded = module is not health
+        document_deletion_refusals(
+            module.router.routes, reading=get_read_session, by_method=get_session
+        )
         app.include_router(
             module.router,
             dependencies=[Depends(authorize)] if guarded else None,

@@ -1,5 +1,7 @@
 """FastAPI dependencies: settings, the stores, and one Neo4j session per request on the store of
-the acting project (``service.auth.acting_project``), closed in ``finally``."""
+the acting project (``service.auth.acting_project``), closed in ``finally``. Opening one on a
+project being deleted is refused (``service.services.projects.refuse_if_being_deleted``), except
+for ``DELETE /project``, which finishes the deletion."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from neo4j import READ_ACCESS, AsyncSession
 
 from service.auth import ProjectDep
 from service.db import Stores
+from service.services.projects import refuse_if_being_deleted
 from service.settings import Settings
 
 
@@ -43,14 +46,42 @@ async def project_session(stores: Stores, project: str) -> AsyncIterator[AsyncSe
         yield session
 
 
-async def get_session(stores: StoresDep, project: ProjectDep) -> AsyncIterator[AsyncSession]:
+_READING_METHODS = frozenset({"GET", "HEAD"})
+
+
+async def get_session(
+    request: Request, stores: StoresDep, project: ProjectDep
+) -> AsyncIterator[AsyncSession]:
     async with project_session(stores, project) as session:
+        writing = request.method not in _READING_METHODS
+        await refuse_if_being_deleted(session, project, writing=writing)
         yield session
 
 
 SessionDep = Annotated[AsyncSession, Depends(get_session)]
 """A session on the acting project's store. Reads in it run in read transactions
-(``execute_read``), which a routing driver sends to a cluster's secondaries."""
+(``execute_read``), which a routing driver sends to a cluster's secondaries. A project being
+deleted is refused first: a GET as gone (404), any other method as a write (409)."""
+
+
+@asynccontextmanager
+async def writable_project_session(stores: Stores, project: str) -> AsyncIterator[AsyncSession]:
+    """``project_session`` for a write to a project learnt from the body (``POST /traces``):
+    refused (409) while the project is being deleted."""
+    async with project_session(stores, project) as session:
+        await refuse_if_being_deleted(session, project, writing=True)
+        yield session
+
+
+async def get_deleting_session(
+    stores: StoresDep, project: ProjectDep
+) -> AsyncIterator[AsyncSession]:
+    async with project_session(stores, project) as session:
+        yield session
+
+
+DeletingSessionDep = Annotated[AsyncSession, Depends(get_deleting_session)]
+"""A session for ``DELETE /project`` alone: the one request a project being deleted takes."""
 
 # Rows of an ad-hoc query come from Neo4j in batches this big, so that reading can stop soon
 # after the byte budget is spent instead of after the driver's default of 1,000 rows.
@@ -66,6 +97,7 @@ async def get_read_session(stores: StoresDep, project: ProjectDep) -> AsyncItera
         database=store.database, default_access_mode=READ_ACCESS, fetch_size=_ADHOC_FETCH_SIZE
     )
     try:
+        await refuse_if_being_deleted(session, project, writing=False)
         yield session
     finally:
         await session.close()

@@ -18,8 +18,10 @@ MemTraceError
 ├── UnsupportedMediaType   415  a Content-Type or Content-Encoding the endpoint does not read
 ├── NotFound               404
 │   ├── CaseNotFound
-│   └── AuditNotFound
+│   ├── AuditNotFound
+│   └── ProjectGone               a read of a project being deleted
 ├── Conflict               409  an id already names something different
+│   └── ProjectBeingDeleted       a write to a project being deleted
 ├── UpstreamFailed         502  the LLM endpoint refused or failed (prompt optimisation)
 └── RetryableError
     └── StoreUnavailable   503  Neo4j did not answer; retry after a while
@@ -88,6 +90,22 @@ class AuditNotFound(NotFound):
     """No audit with this name; ``details`` lists the known ones."""
 
 
+def _deletion_unfinished() -> Details:
+    return [{"loc": ["query", "project"], "msg": "being deleted: DELETE /project finishes it"}]
+
+
+class ProjectGone(NotFound):
+    """A read of a project whose deletion started and has not finished: it reads as gone."""
+
+    code = "project_being_deleted"
+
+    def __init__(self, project: str) -> None:
+        super().__init__(
+            f"project {project!r} is being deleted; run DELETE /project again to finish",
+            details=_deletion_unfinished(),
+        )
+
+
 class QueryRefused(MemTraceError):
     """``POST /cypher`` will not run the query; ``details`` lists every reason."""
 
@@ -114,6 +132,19 @@ class Conflict(MemTraceError):
 
     status_code = 409
     code = "conflict"
+
+
+class ProjectBeingDeleted(Conflict):
+    """A write to a project whose deletion started and has not finished: refused until it has."""
+
+    code = "project_being_deleted"
+
+    def __init__(self, project: str) -> None:
+        super().__init__(
+            f"project {project!r} is being deleted; writes are refused until DELETE /project "
+            "has finished (run it again if it stopped)",
+            details=_deletion_unfinished(),
+        )
 
 
 class UpstreamFailed(MemTraceError):

@@ -20,6 +20,7 @@ ODD_IDS = [
     "100%done",
     "ends-with-slash/",
     "subgraph/subgraph",
+    "nul\x00inside",
 ]
 
 
@@ -57,3 +58,30 @@ def test_a_missing_case_under_an_odd_id_is_a_404_body(client: httpx.Client, proj
     missing = client.get(f"/cases/{quote('no/such case', safe='')}", params={"project": project})
     assert missing.status_code == 404
     assert missing.json()["error"] == "not_found"
+
+
+def test_a_nul_in_a_path_id_is_that_nul_never_a_slash(client: httpx.Client, project: str) -> None:
+    """``n%00x`` names the id ``n<NUL>x`` (ingest stores NULs like any other character): not
+    ``n/x``, which the router writes with a NUL of its own while it routes ``n%2Fx``."""
+    batch = odd_batch(project)
+    first = batch["cases"][0]
+    batch["cases"] = [first | {"id": "n/x", "verdict": "passed"}]
+    assert client.post("/traces", json=batch).status_code == 200
+    params = {"project": project}
+    failed = {"verdict": "failed"}
+
+    missing = client.get("/cases/n%00x", params=params)
+    assert missing.status_code == 404, missing.text
+    assert missing.json()["error"] == "not_found"
+    posted = client.post("/cases/n%00x/verdict", params=params, json=failed)
+    assert posted.status_code == 404, posted.text
+    assert client.get("/cases/n%2Fx", params=params).json()["verdict"] == "passed"
+
+    batch["cases"] = [first | {"id": "n\x00x", "verdict": "passed"}]
+    assert client.post("/traces", json=batch).status_code == 200
+    assert client.get("/cases/n%00x", params=params).json()["id"] == "n\x00x"
+    changed = client.post("/cases/n%00x/verdict", params=params, json=failed)
+    assert changed.status_code == 200, changed.text
+    assert changed.json()["id"] == "n\x00x" and changed.json()["verdict"] == "failed"
+    assert client.get("/cases/n%2Fx", params=params).json()["verdict"] == "passed"
+    assert client.get("/cases/n%2fx", params=params).json()["id"] == "n/x"

@@ -112,6 +112,53 @@ def test_retention_deletes_what_was_recorded_before_a_time(
     assert naive.json()["details"][0]["loc"] == ["query", "before"]
 
 
+def cases_without_operations(project: str) -> dict[str, Any]:
+    """Cases sent with their answer and evidence units and no operation, an old and a new one,
+    a message nothing refers to, and an old message a newer operation still reads."""
+
+    def unit(uid: str, kind: str, ts: str) -> dict[str, Any]:
+        return {"id": uid, "kind": kind, "content": uid, "ts": ts}
+
+    def case(cid: str, answer: str, evidence: str) -> dict[str, Any]:
+        return {
+            "id": cid,
+            "question": "q",
+            "expected_answer": "a",
+            "answer_unit": answer,
+            "verdict": "failed",
+            "evidence_units": [evidence],
+        }
+
+    old, new = "2026-01-01T10:00:00Z", "2026-03-01T10:00:00Z"
+    return {
+        "project": project,
+        "units": [unit("old-msg", "message", old), unit("old-ans", "answer", old),
+                  unit("new-msg", "message", new), unit("new-ans", "answer", new),
+                  unit("old-alone", "message", old), unit("old-read", "message", old)],
+        "operations": [{"id": "new-extract", "name": "extract", "kind": "extraction", "ts": new,
+                        "inputs": ["old-read"], "outputs": [unit("new-mem", "memory", new)]}],
+        "cases": [case("old-case", "old-ans", "old-msg"), case("new-case", "new-ans", "new-msg")],
+    }  # fmt: skip
+
+
+def test_retention_deletes_old_cases_and_units_no_operation_dates(
+    client: httpx.Client, neo4j_driver: Driver, project: str
+) -> None:
+    assert client.post("/traces", json=cases_without_operations(project)).status_code == 200
+    params = {"project": project}
+    assert client.post("/attribute/old-case", params=params).status_code == 200
+    done = client.delete("/data", params={**params, "before": "2026-02-01T00:00:00Z"})
+    assert done.status_code == 200, done.text
+    # the old case with its attribution, its answer and evidence, and the message alone
+    assert done.json() == {"operations": 0, "units": 3, "cases": 1, "attributions": 1}
+    assert ids(neo4j_driver, project) == {
+        "Case:new-case", "Unit:new-ans", "Unit:new-msg",
+        "Operation:new-extract", "Unit:new-mem", "Unit:old-read",  # the newer extraction reads it
+    }  # fmt: skip
+    assert orphans(neo4j_driver, project) == 0
+    assert client.get("/cases/old-case", params=params).status_code == 404
+
+
 def test_deleting_a_project_needs_its_name_and_removes_all_of_it(
     client: httpx.Client, neo4j_driver: Driver, project: str
 ) -> None:

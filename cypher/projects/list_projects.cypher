@@ -1,7 +1,8 @@
 // What each project holds: one row per (project, what) with a count and the newest time, for
 // GET /projects. "what" is operations, units (defined ones, not bare references), cases or
-// failed_cases. Each part reads the (project, ...) indexes of its label; no row for a project
-// that holds none of that label.
+// failed_cases, or deleting (1 for a project DELETE /project marked and has not finished). Each
+// part reads the (project, ...) indexes of its label; no row for a project that holds none of
+// that label.
 // $params: projects (list of string or null: only these projects; null: every project)
 MATCH (o:Operation)
 WHERE o.project IS NOT NULL AND ($projects IS NULL OR o.project IN $projects)
@@ -19,3 +20,7 @@ MATCH (c:Case)
 WHERE c.project IS NOT NULL AND ($projects IS NULL OR c.project IN $projects)
   AND c.verdict = 'failed'
 RETURN c.project AS project, 'failed_cases' AS what, count(c) AS n, null AS newest
+UNION ALL
+MATCH (d:ProjectDeletion)
+WHERE d.project IS NOT NULL AND ($projects IS NULL OR d.project IN $projects)
+RETURN d.project AS project, 'deleting' AS what, count(d) AS n, null AS newest

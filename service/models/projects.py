@@ -18,3 +18,9 @@ class ProjectSummary(BaseModel):
     last_activity: datetime | None = Field(
         None, description="The time of its newest operation or unit, when they carry one."
     )
+    deleting: bool = Field(
+        False,
+        description="A DELETE /project started and has not finished: its reads answer 404 and "
+        "its writes 409 until DELETE /project is run again to its end. The counts are what is "
+        "left.",
+    )

@@ -22,7 +22,7 @@ def summaries_of(rows: list[dict[str, Any]]) -> list[ProjectSummary]:
     counts: dict[str, dict[str, Any]] = {}
     for row in rows:
         project = counts.setdefault(row["project"], {"project": row["project"]})
-        project[row["what"]] = row["n"]
+        project[row["what"]] = bool(row["n"]) if row["what"] == "deleting" else row["n"]
         project["last_activity"] = _newest(project.get("last_activity"), row["newest"])
     for project in counts.values():
         newest = project["last_activity"]
@@ -39,3 +39,15 @@ async def list_projects(session: AsyncSession, projects: list[str] | None) -> li
         return [record.data() async for record in result]
 
     return summaries_of(await session.execute_read(work))
+
+
+@store_errors
+async def being_deleted(session: AsyncSession, project: str) -> bool:
+    """Whether ``project`` carries the mark of a deletion that has not finished."""
+
+    async def work(tx: AsyncManagedTransaction) -> bool:
+        result = await tx.run(query("projects/being_deleted"), project=project)
+        record = await result.single()
+        return bool(record and record["deleting"])
+
+    return await session.execute_read(work)

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 
 import service.id_paths  # noqa: F401  (registers the {name:id} path convertor)
 from service.auth import ProjectDep
-from service.dependencies import SessionDep
+from service.dependencies import DeletingSessionDep, SessionDep
 from service.models.deletion import DeletionCounts, ProjectDeleted
 from service.routes.errors import responses
 from service.services import deletion
@@ -41,9 +41,11 @@ async def delete_before(
 
 @router.delete("/project", response_model=ProjectDeleted, responses=responses(422, 503))
 async def delete_project(
-    session: SessionDep,
+    session: DeletingSessionDep,
     project: ProjectDep,
     confirm: Annotated[str, Query(description="The project's name again, to confirm.")],
 ) -> ProjectDeleted:
-    """Delete the whole project: every unit, operation, case and attribution in it."""
+    """Delete the whole project: every unit, operation, case and attribution in it. From its
+    start until it has finished the project reads as gone (404), takes no writes (409) and is
+    listed by ``GET /projects`` with ``deleting: true``; if it stops half way, run it again."""
     return await deletion.delete_project(session, project, confirm)

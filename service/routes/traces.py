@@ -3,7 +3,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from service.auth import PrincipalDep, batch_project
-from service.dependencies import SettingsDep, StoresDep, project_session
+from service.dependencies import SettingsDep, StoresDep, writable_project_session
 from service.models.traces import IngestResult, TraceBatch
 from service.routes.errors import responses
 from service.services.ingestion import ingest_batch
@@ -24,12 +24,12 @@ async def post_traces(
     ``X-MemTrace-Project`` header; else ``default``, and the answer then carries a warning).
 
     Re-sending an identical batch is safe (200, nothing duplicated); redefining an id with other
-    content is a 409 and writes nothing.
+    content is a 409 and writes nothing; so is a batch for a project being deleted.
     """
     given = batch.project if "project" in batch.model_fields_set else None
     project, named = batch_project(request, principal, given)
     # The project is known only now (it may be the body's): its store is chosen here.
-    async with project_session(stores, project) as session:
+    async with writable_project_session(stores, project) as session:
         return await ingest_batch(
             session, batch.model_copy(update={"project": project}), settings, project_named=named
         )

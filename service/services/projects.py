@@ -1,9 +1,12 @@
-"""Listing the projects a caller may see."""
+"""Listing the projects a caller may see, and keeping requests off a project being deleted."""
 
 from __future__ import annotations
 
+from neo4j import AsyncSession
+
 from service.auth import Principal
 from service.db import Stores
+from service.errors import ProjectBeingDeleted, ProjectGone
 from service.models.projects import ProjectSummary
 from service.repository import projects
 
@@ -19,3 +22,12 @@ async def list_projects(stores: Stores, principal: Principal) -> list[ProjectSum
             listed = await projects.list_projects(session, names)
         found += [p for p in listed if stores.for_project(p.project).name == store.name]
     return sorted(found, key=lambda p: p.project)
+
+
+async def refuse_if_being_deleted(session: AsyncSession, project: str, *, writing: bool) -> None:
+    """Raise unless ``project`` is free of an unfinished deletion. ``DELETE /project`` marks the
+    project before it deletes anything (cypher/deletion/project/begin.cypher), so a deletion a
+    crash cut short leaves a project that reads as gone (``ProjectGone``, 404) and takes no
+    writes (``ProjectBeingDeleted``, 409) until ``DELETE /project`` is run to its end."""
+    if await projects.being_deleted(session, project):
+        raise ProjectBeingDeleted(project) if writing else ProjectGone(project)
