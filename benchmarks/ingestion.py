@@ -270,20 +270,22 @@ def ingestion(
     n_conflicts = dict.fromkeys(shapes, 0)
 
     with ExitStack() as stack:
-        local = stack.enter_context(fresh_neo4j(neo4j_memory, neo4j_memory))
+        local = stack.enter_context(fresh_neo4j(neo4j_memory, neo4j_memory, start_s=600))
         # One event loop and one driver for the direct paths, made before any timing starts.
         # The schema first: the services then start on a store that has it.
         loop = asyncio.new_event_loop()
         settings = Settings(neo4j_uri=local.uri)
         driver = create_driver(settings)
         loop.run_until_complete(apply_schema(driver, settings.neo4j_database))
-        urls = {"api": stack.enter_context(service_on(local, workdir))}
+        # A start-up on a machine others load can take minutes: wait for it, untimed.
+        urls = {"api": stack.enter_context(run_service(local.uri, workdir, ready_s=600))}
         if before:
             urls["before"] = stack.enter_context(
                 run_service(
                     local.uri,
                     workdir,
                     checkout=before,
+                    ready_s=600,
                     PYTHONPATH=f"{before}{os.pathsep}{before / 'clients' / 'python'}",
                 )
             )
