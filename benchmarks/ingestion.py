@@ -1,17 +1,23 @@
 """Ingestion and subgraph benchmarks (issue: foundation). Run: ``python -m benchmarks.ingestion``.
 
-1. Ingestion: N operations (default 200,000), each consuming 2 units and producing 2, in batches
-   of 1,000. ``--concurrency`` senders each send their own chain in order (as each instance of a
-   memory system sends its own trace), so every batch's inputs are outputs of that sender's previous
-   batch, already stored. All paths write into one fresh Neo4j, a project each, taking turns
-   round by round (``--rounds``), so a change of the machine's load slows each path alike:
+1. Ingestion: N operations per path and shape (default 200,000), each consuming 2 units and
+   producing 2, in batches of 1,000, in two shapes (``--shapes``): ``chain``, where
+   ``--concurrency`` senders each send their own chain in order (as each instance of a memory
+   system sends its own trace), so every batch's inputs are outputs of that sender's previous
+   batch, already stored and referenced by id; ``extraction``, where each operation reads two new
+   messages defined inline and writes two new memories. All paths write into one fresh Neo4j, a
+   project each, taking turns round by round (``--rounds``), so a change of the machine's load
+   slows each path alike:
    - limit: the same graph (same nodes, properties, CONSUMES / PRODUCES / PRODUCED_BY edges) by the
      plain ``CREATE`` statements alone (``cypher/ingest/create_*``), one transaction per batch, from
      rows built straight from the JSON: no validation, no fingerprints, no look-ups, no HTTP;
    - api: ``POST /traces`` (all ids new), then the same batches again (identical re-send: nothing
      is written), then conflict batches (one operation of each redefined: 409, nothing written);
-   - direct: the service's writer (``repository.traces.write_batch``) without HTTP.
-   Prints operations/s and each path's ratio to the limit; a re-send's against the limit's time
+   - direct: the service's writer (``repository.traces.write_batch``) without HTTP;
+   - before (with ``--before DIR``): ``POST /traces`` to a service run from another checkout
+     (``git worktree add DIR main``), for a before/after in one run.
+   Prints operations/s and each path's ratio to the limit (over the run, and the median of the
+   rounds' ratios); a re-send's against the limit's time
    for the same batches new; a conflict batch's time next to the limit's time per new batch.
 2. Subgraph: p50/p95 of ``GET /cases/{id}/subgraph`` for a case with ~500 ancestor nodes in a graph
    of ~10k nodes, then again after growing the graph to >= 1M nodes.
