@@ -21,8 +21,11 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 @contextmanager
-def fresh_neo4j(heap: str = "3g", pagecache: str = "3g") -> Iterator[LocalNeo4j]:
-    """A throw-away local Neo4j on a free port, stopped and deleted afterwards."""
+def fresh_neo4j(
+    heap: str = "3g", pagecache: str = "3g", start_s: float = 180
+) -> Iterator[LocalNeo4j]:
+    """A throw-away local Neo4j on a free port, stopped and deleted afterwards; ``start_s``: how
+    long its start may take (minutes on a machine others load)."""
     with tempfile.TemporaryDirectory(prefix="memtrace-bench-") as home:
         local = LocalNeo4j(
             cache_dir=get_settings().local_neo4j_dir,
@@ -31,7 +34,7 @@ def fresh_neo4j(heap: str = "3g", pagecache: str = "3g") -> Iterator[LocalNeo4j]
             heap=heap,
             pagecache=pagecache,
         )
-        local.start()
+        local.start(start_s)
         try:
             yield local
         finally:

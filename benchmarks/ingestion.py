@@ -1,17 +1,23 @@
 """Ingestion and subgraph benchmarks (issue: foundation). Run: ``python -m benchmarks.ingestion``.
 
-1. Ingestion: N operations (default 200,000), each consuming 2 units and producing 2, in batches
-   of 1,000. ``--concurrency`` senders each send their own chain in order (as each instance of a
-   memory system sends its own trace), so every batch's inputs are outputs of that sender's previous
-   batch, already stored. All paths write into one fresh Neo4j, a project each, taking turns
-   round by round (``--rounds``), so a change of the machine's load slows each path alike:
+1. Ingestion: N operations per path and shape (default 200,000), each consuming 2 units and
+   producing 2, in batches of 1,000, in two shapes (``--shapes``): ``chain``, where
+   ``--concurrency`` senders each send their own chain in order (as each instance of a memory
+   system sends its own trace), so every batch's inputs are outputs of that sender's previous
+   batch, already stored and referenced by id; ``extraction``, where each operation reads two new
+   messages defined inline and writes two new memories. All paths write into one fresh Neo4j, a
+   project each, taking turns round by round (``--rounds``), so a change of the machine's load
+   slows each path alike:
    - limit: the same graph (same nodes, properties, CONSUMES / PRODUCES / PRODUCED_BY edges) by the
      plain ``CREATE`` statements alone (``cypher/ingest/create_*``), one transaction per batch, from
      rows built straight from the JSON: no validation, no fingerprints, no look-ups, no HTTP;
    - api: ``POST /traces`` (all ids new), then the same batches again (identical re-send: nothing
      is written), then conflict batches (one operation of each redefined: 409, nothing written);
-   - direct: the service's writer (``repository.traces.write_batch``) without HTTP.
-   Prints operations/s and each path's ratio to the limit; a re-send's against the limit's time
+   - direct: the service's writer (``repository.traces.write_batch``) without HTTP;
+   - before (with ``--before DIR``): ``POST /traces`` to a service run from another checkout
+     (``git worktree add DIR main``), for a before/after in one run.
+   Prints operations/s and each path's ratio to the limit (over the run, and the median of the
+   rounds' ratios); a re-send's against the limit's time
    for the same batches new; a conflict batch's time next to the limit's time per new batch.
 2. Subgraph: p50/p95 of ``GET /cases/{id}/subgraph`` for a case with ~500 ancestor nodes in a graph
    of ~10k nodes, then again after growing the graph to >= 1M nodes.
@@ -24,9 +30,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures
+import json
+import os
+import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +46,13 @@ import psutil
 from memtrace_client.models import TraceBatch
 from neo4j import AsyncDriver, AsyncManagedTransaction, AsyncSession
 
-from benchmarks.harness import fresh_neo4j, percentile, save, service_on
+from benchmarks.harness import RESULTS, fresh_neo4j, percentile, save, service_on
 from cypher import query
 from ingest.rows import batch_rows
 from service.db import apply_schema, create_driver
 from service.repository.traces import write_batch
 from service.settings import Settings
+from tests.support.servers import run_service
 
 TS = "2026-01-01T00:00:00Z"
 Streams = list[list[dict[str, Any]]]
@@ -82,10 +94,61 @@ def chain_batches(
         yield {"project": project, "operations": ops}
 
 
+def extraction_batches(
+    project: str, n_ops: int, batch_size: int, prefix: str = ""
+) -> Iterator[dict[str, Any]]:
+    """Operation i reads two new messages, defined inline among its inputs, and writes two new
+    memories: an extraction step, which brings its conversation turns with it."""
+    p = prefix
+    for start in range(0, n_ops, batch_size):
+        ops = []
+        for i in range(start, min(start + batch_size, n_ops)):
+            ops.append(
+                {
+                    "id": f"{p}op{i}",
+                    "name": "memory_system.extract_facts",
+                    "kind": "extraction",
+                    "system": "bench",
+                    "session_id": f"s{i // 100}",
+                    "ts": TS,
+                    "inputs": [
+                        {
+                            "id": f"{p}m{i}a",
+                            "kind": "message",
+                            "content": f"user, turn {i}: I adopted a dog named Rex last week",
+                            "ts": TS,
+                        },
+                        {
+                            "id": f"{p}m{i}b",
+                            "kind": "message",
+                            "content": f"assistant, turn {i}: congratulations, what breed is he?",
+                            "ts": TS,
+                        },
+                    ],
+                    "outputs": [
+                        {"id": f"{p}u{i}a", "kind": "memory", "content": f"fact {i} a: has a dog"},
+                        {"id": f"{p}u{i}b", "kind": "memory", "content": f"fact {i} b: named Rex"},
+                    ],
+                }
+            )
+        yield {"project": project, "operations": ops}
+
+
+SHAPES = {"chain": chain_batches, "extraction": extraction_batches}
+"""chain: inputs referenced by id (the previous operation's outputs); extraction: new inputs
+defined inline."""
+
+
+def shape_streams(shape: str, project: str, n_ops: int, batch_size: int, senders: int) -> Streams:
+    """``senders`` streams of ``n_ops / senders`` operations of ``shape`` each, distinct ids."""
+    share = n_ops // senders
+    batches = SHAPES[shape]
+    return [list(batches(project, share, batch_size, f"w{j}-")) for j in range(senders)]
+
+
 def chain_streams(project: str, n_ops: int, batch_size: int, senders: int) -> Streams:
     """``senders`` chains of ``n_ops / senders`` operations each, with distinct ids."""
-    share = n_ops // senders
-    return [list(chain_batches(project, share, batch_size, f"w{j}-")) for j in range(senders)]
+    return shape_streams("chain", project, n_ops, batch_size, senders)
 
 
 def _send_all(url: str, streams: Streams, expect: int) -> None:
@@ -109,25 +172,34 @@ def conflicting(batch: dict[str, Any]) -> dict[str, Any]:
     return {**batch, "operations": ops}
 
 
-def limit_rows(batch: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """The rows of the create statements, straight from the JSON of a ``chain_batches`` batch.
+def limit_rows(batch: dict[str, Any]) -> dict[str, list[Any]]:
+    """The rows of the create statements, straight from the JSON of a ``chain_batches`` or
+    ``extraction_batches`` batch: every unit defined inline (inputs or outputs) is a unit row.
     ``fp`` is a fixed 32-character string: the same bytes stored, no hashing."""
     fp = "0" * 32
     units, ops = [], []
     for op in batch["operations"]:
-        for out in op["outputs"]:
-            units.append({**out, "ts": None, "attributes": None, "memory_id": None, "fp": fp})
+        for unit in (*op["inputs"], *op["outputs"]):
+            if isinstance(unit, dict):
+                units.append({"ts": None, **unit, "attributes": None, "memory_id": None, "fp": fp})
         ops.append(
             {
                 **op,
                 "attributes": None,
                 "fp": fp,
-                "inputs": [{"unit": u, "position": i} for i, u in enumerate(op["inputs"])],
-                "outputs": [{"unit": u["id"], "position": i} for i, u in enumerate(op["outputs"])],
+                "inputs": _limit_edges(op["inputs"]),
+                "outputs": _limit_edges(op["outputs"]),
             }
         )
-    seeds = [u for u in batch["operations"][0]["inputs"] if "seed" in u]
+    seeds = [u for u in batch["operations"][0]["inputs"] if isinstance(u, str) and "seed" in u]
     return {"seeds": seeds, "units": units, "operations": ops}
+
+
+def _limit_edges(refs: list[str | dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {"unit": ref if isinstance(ref, str) else ref["id"], "position": i}
+        for i, ref in enumerate(refs)
+    ]
 
 
 async def _limit_write(tx: AsyncManagedTransaction, project: str, rows: dict[str, Any]) -> None:
@@ -164,98 +236,157 @@ def _chunk(streams: Streams, rounds: int, r: int) -> Streams:
     return [s[len(s) * r // rounds : len(s) * (r + 1) // rounds] for s in streams]
 
 
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else 0.0
+
+
 def ingestion(
-    n_ops: int, batch_size: int, concurrency: int, rounds: int, workdir: Path
+    n_ops: int,
+    batch_size: int,
+    concurrency: int,
+    rounds: int,
+    workdir: Path,
+    shapes: tuple[str, ...] = ("chain",),
+    before: Path | None = None,
+    neo4j_memory: str = "3g",
 ) -> dict[str, Any]:
-    """All paths on one Neo4j (a project each), taking turns round by round, so that a machine
-    whose load changes during the run (this one is shared) slows each path alike."""
-    paths = ("limit", "api", "direct")
-    streams = {p: chain_streams(p, n_ops, batch_size, concurrency) for p in paths}
+    """All paths of all ``shapes`` on one Neo4j (a project each), taking turns round by round,
+    so that a machine whose load changes during the run (this one is shared) slows each path
+    alike. ``before``: a checkout whose service is run beside this one's (path ``before``)."""
+    paths = ("limit", "api", "direct", *(("before",) if before else ()))
+    streams = {
+        (shape, p): shape_streams(shape, f"{shape}-{p}", n_ops, batch_size, concurrency)
+        for shape in shapes
+        for p in paths
+    }
     keys = (*paths, "resend", "conflict")
-    seconds = dict.fromkeys(keys, 0.0)
-    # CPU seconds per path of Neo4j, of the service process, and of this process (the HTTP
+    seconds = {(shape, k): 0.0 for shape in shapes for k in keys}
+    # Each round's ratio to the limit, per path: their median is read next to the totals' ratio
+    # (a round that a burst of load fell on moves the total, not the median).
+    round_ratios: dict[tuple[str, str], list[float]] = {
+        (shape, p): [] for shape in shapes for p in paths if p != "limit"
+    }
+    # CPU seconds per path of Neo4j, of the service processes, and of this process (the HTTP
     # senders for the API; rows and the driver for limit and direct): where the time goes.
-    cpu = {k: dict.fromkeys(("neo4j", "service", "bench"), 0.0) for k in keys}
-    n_conflicts = 0
+    cpu = {
+        (shape, k): dict.fromkeys(("neo4j", "service", "bench"), 0.0)
+        for shape in shapes
+        for k in keys
+    }
+    n_conflicts = dict.fromkeys(shapes, 0)
 
-    with fresh_neo4j() as local, service_on(local, workdir) as service:
-        processes = {
-            "neo4j": psutil.Process(local.pid()),
-            "service": psutil.Process(service.process.pid),
-            "bench": psutil.Process(),
-        }
-
-        def cpu_now() -> dict[str, float]:
-            return {name: sum(p.cpu_times()[:2]) for name, p in processes.items()}
-
-        def timed(key: str, work: Callable[..., object], *args: Any) -> None:
-            before, started = cpu_now(), time.perf_counter()
-            work(*args)
-            seconds[key] += time.perf_counter() - started
-            for name, value in cpu_now().items():
-                cpu[key][name] += value - before[name]
-
+    with ExitStack() as stack:
+        local = stack.enter_context(fresh_neo4j(neo4j_memory, neo4j_memory, start_s=600))
         # One event loop and one driver for the direct paths, made before any timing starts.
+        # The schema first: the services then start on a store that has it.
         loop = asyncio.new_event_loop()
         settings = Settings(neo4j_uri=local.uri)
         driver = create_driver(settings)
         loop.run_until_complete(apply_schema(driver, settings.neo4j_database))
+        # A start-up on a machine others load can take minutes: wait for it, untimed.
+        urls = {"api": stack.enter_context(run_service(local.uri, workdir, ready_s=600))}
+        if before:
+            urls["before"] = stack.enter_context(
+                run_service(
+                    local.uri,
+                    workdir,
+                    checkout=before,
+                    ready_s=600,
+                    PYTHONPATH=f"{before}{os.pathsep}{before / 'clients' / 'python'}",
+                )
+            )
+        services = {path: handle.url for path, handle in urls.items()}
+        processes = {
+            "neo4j": [psutil.Process(local.pid())],
+            "service": [psutil.Process(handle.process.pid) for handle in urls.values()],
+            "bench": [psutil.Process()],
+        }
 
-        def direct_writes(path: str, chunk: Streams) -> None:
-            write = _limit if path == "limit" else _direct
-            loop.run_until_complete(_write_all(driver, chunk, write))
+        def cpu_now() -> dict[str, float]:
+            return {
+                name: sum(sum(p.cpu_times()[:2]) for p in group)
+                for name, group in processes.items()
+            }
+
+        def timed(key: tuple[str, str], work: Callable[..., object], *args: Any) -> float:
+            before_cpu, started = cpu_now(), time.perf_counter()
+            work(*args)
+            elapsed = time.perf_counter() - started
+            seconds[key] += elapsed
+            for name, value in cpu_now().items():
+                cpu[key][name] += value - before_cpu[name]
+            return elapsed
+
+        def write(path: str, chunk: Streams) -> None:
+            if path in services:
+                _send_all(services[path], chunk, 200)
+            else:
+                direct = _limit if path == "limit" else _direct
+                loop.run_until_complete(_write_all(driver, chunk, direct))
 
         # Untimed: one batch per sender on each path first, so that no path pays alone for the
         # JVM's warm-up or the first query plans.
-        for path in paths:
-            warm = chain_streams(f"warm-{path}", batch_size * concurrency, batch_size, concurrency)
-            if path == "api":
-                _send_all(service.url, warm, 200)
-            else:
-                direct_writes(path, warm)
+        for shape in shapes:
+            for path in paths:
+                warm = f"warm-{shape}-{path}"
+                write(
+                    path,
+                    shape_streams(shape, warm, batch_size * concurrency, batch_size, concurrency),
+                )
         for r in range(rounds):
-            order = paths[r % 3 :] + paths[: r % 3]  # who goes first changes every round
-            for path in order:
-                chunk = _chunk(streams[path], rounds, r)
-                if path == "api":
-                    timed("api", _send_all, service.url, chunk, 200)
-                else:
-                    timed(path, direct_writes, path, chunk)
-            api_chunk = _chunk(streams["api"], rounds, r)
-            timed("resend", _send_all, service.url, api_chunk, 200)
-            conflicts = [[conflicting(s[-1])] for s in api_chunk if s]
-            n_conflicts += len(conflicts)
-            timed("conflict", _send_all, service.url, conflicts, 409)
-            print(
-                f"round {r + 1}/{rounds}: "
-                + ", ".join(f"{k} {v:.1f}s" for k, v in seconds.items()),
-                flush=True,
-            )
+            for shape in shapes:
+                order = paths[r % len(paths) :] + paths[: r % len(paths)]  # who goes first
+                took = {
+                    path: timed((shape, path), write, path, _chunk(streams[shape, path], rounds, r))
+                    for path in order
+                }
+                for path in paths[1:]:
+                    round_ratios[shape, path].append(took["limit"] / took[path])
+                api_chunk = _chunk(streams[shape, "api"], rounds, r)
+                timed((shape, "resend"), _send_all, services["api"], api_chunk, 200)
+                conflicts = [[conflicting(s[-1])] for s in api_chunk if s]
+                n_conflicts[shape] += len(conflicts)
+                timed((shape, "conflict"), _send_all, services["api"], conflicts, 409)
+                print(
+                    f"round {r + 1}/{rounds} {shape}: "
+                    + ", ".join(f"{k} {seconds[shape, k]:.1f}s" for k in keys),
+                    flush=True,
+                )
         loop.run_until_complete(driver.close())
         loop.close()
-    total = sum(len(b["operations"]) for s in streams["api"] for b in s)
-    n_batches = sum(len(s) for s in streams["api"])
-    limit_s = seconds["limit"]
-    per_batch = {k: n_conflicts if k == "conflict" else n_batches for k in keys}
-    cpu_ms_per_batch = {
-        k: {name: round(v / per_batch[k] * 1000) for name, v in cpu[k].items()} for k in keys
-    }
+    figures: dict[str, Any] = {}
+    for shape in shapes:
+        total = sum(len(b["operations"]) for s in streams[shape, "api"] for b in s)
+        n_batches = sum(len(s) for s in streams[shape, "api"])
+        per_batch = {k: n_conflicts[shape] if k == "conflict" else n_batches for k in keys}
+        limit_s = seconds[shape, "limit"]
+        figures[shape] = {
+            "operations_per_path": total,
+            "cpu_ms_per_batch": {
+                k: {name: round(v / per_batch[k] * 1000) for name, v in cpu[shape, k].items()}
+                for k in keys
+            },
+            **{f"{p}_ops_per_s": round(total / seconds[shape, p]) for p in paths},
+            **{f"{p}_to_limit": round(limit_s / seconds[shape, p], 3) for p in paths[1:]},
+            **{
+                f"{p}_to_limit_median_round": round(median(round_ratios[shape, p]), 3)
+                for p in paths[1:]
+            },
+            "resend_ops_per_s": round(total / seconds[shape, "resend"]),
+            "resend_to_limit": round(limit_s / seconds[shape, "resend"], 3),
+            "conflict_batches": n_conflicts[shape],
+            "conflict_ms_per_batch": round(
+                seconds[shape, "conflict"] / n_conflicts[shape] * 1000, 1
+            ),
+            "limit_ms_per_batch": round(limit_s / n_batches * 1000, 1),
+        }
     return {
-        "cpu_ms_per_batch": cpu_ms_per_batch,
-        "operations_per_path": total,
         "batch_size": batch_size,
         "concurrency": concurrency,
         "rounds": rounds,
-        "limit_ops_per_s": round(total / limit_s),
-        "api_ops_per_s": round(total / seconds["api"]),
-        "direct_ops_per_s": round(total / seconds["direct"]),
-        "api_to_limit": round(limit_s / seconds["api"], 3),
-        "direct_to_limit": round(limit_s / seconds["direct"], 3),
-        "resend_ops_per_s": round(total / seconds["resend"]),
-        "resend_to_limit": round(limit_s / seconds["resend"], 3),
-        "conflict_batches": n_conflicts,
-        "conflict_ms_per_batch": round(seconds["conflict"] / n_conflicts * 1000, 1),
-        "limit_ms_per_batch": round(limit_s / n_batches * 1000, 1),
+        "neo4j_heap_and_pagecache": neo4j_memory,
+        **({"before": str(before)} if before else {}),
+        **figures,
     }
 
 
@@ -370,24 +501,53 @@ def subgraph(small_copies: int, large_copies: int, requests: int, workdir: Path)
     }
 
 
+def carried_over(out: str, skipped: list[str]) -> dict[str, Any]:
+    """The parts of an earlier ``results/<out>.json`` this run skips, each with the date it was
+    measured, so that one file keeps the latest figures of both parts."""
+    path = RESULTS / f"{out}.json"
+    if not skipped or not path.exists():
+        return {}
+    earlier = json.loads(path.read_text())
+    return {
+        part: {"measured_at": earlier["measured_at"], **earlier[part]}
+        for part in skipped
+        if part in earlier
+    }
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--operations", type=int, default=200_000)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--operations", type=int, default=200_000, help="per path and shape")
     parser.add_argument("--batch-size", type=int, default=1_000)
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=10, help="turns the paths take")
+    parser.add_argument(
+        "--shapes", nargs="+", choices=sorted(SHAPES), default=["chain", "extraction"]
+    )
+    parser.add_argument("--before", type=Path, help="a checkout whose API is measured beside")
+    parser.add_argument("--neo4j-memory", default="3g", help="Neo4j's heap and page cache each")
     parser.add_argument("--out", default="ingestion", help="results/<OUT>.json")
     parser.add_argument("--small-copies", type=int, default=20, help="cases in the ~10k graph")
     parser.add_argument("--large-copies", type=int, default=2_000, help="cases in the 1M graph")
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--skip", choices=["ingestion", "subgraph"], action="append", default=[])
     args = parser.parse_args()
-    figures: dict[str, Any] = {}
+    figures: dict[str, Any] = {
+        "command": " ".join(["python -m benchmarks.ingestion", *sys.argv[1:]])
+    }
+    figures.update(carried_over(args.out, args.skip))
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         if "ingestion" not in args.skip:
             figures["ingestion"] = ingestion(
-                args.operations, args.batch_size, args.concurrency, args.rounds, workdir
+                args.operations,
+                args.batch_size,
+                args.concurrency,
+                args.rounds,
+                workdir,
+                tuple(args.shapes),
+                args.before.resolve() if args.before else None,
+                args.neo4j_memory,
             )
             print("ingestion:", figures["ingestion"], flush=True)
         if "subgraph" not in args.skip:

@@ -1,0 +1,65 @@
+"""The ingestion benchmark's limit writes the same graph as ``POST /traces``, on both shapes.
+
+The benchmark's ratio API / limit means something only if the limit's bare ``CREATE`` statements
+store what the service stores: the same nodes with the same properties and the same edges. The
+two differ only in what the limit does not compute (fingerprints, the marks), left out here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from neo4j import Driver, ManagedTransaction
+
+from benchmarks.ingestion import SHAPES, limit_rows, shape_streams
+from cypher import query
+
+COMPUTED = {"project", "fp", "reaches_memory", "rewrites_memory"}
+"""Properties only the service computes (the limit stores placeholders)."""
+
+
+def _limit_write(tx: ManagedTransaction, project: str, rows: dict[str, Any]) -> None:
+    if rows["seeds"]:
+        tx.run(query("ingest/create_unit_refs"), project=project, ids=rows["seeds"]).consume()
+    tx.run(query("ingest/create_units"), project=project, rows=rows["units"]).consume()
+    tx.run(query("ingest/create_operations"), project=project, rows=rows["operations"]).consume()
+
+
+def _graph(driver: Driver, project: str) -> tuple[list[Any], list[Any]]:
+    nodes, _, _ = driver.execute_query(
+        "MATCH (n {project: $project}) RETURN labels(n) AS labels, properties(n) AS props",
+        project=project,
+        database_="neo4j",
+    )
+    edges, _, _ = driver.execute_query(
+        "MATCH (a {project: $project})-[r]->(b) "
+        "RETURN a.id AS a, type(r) AS type, properties(r) AS props, b.id AS b",
+        project=project,
+        database_="neo4j",
+    )
+    return (
+        sorted(
+            (r["labels"], sorted((k, str(v)) for k, v in r["props"].items() if k not in COMPUTED))
+            for r in nodes
+        ),
+        sorted((r["a"], r["type"], sorted(r["props"].items()), r["b"]) for r in edges),
+    )
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_limit_writes_the_graph_the_api_writes(
+    shape: str, client: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    api, limit = f"{project}-api", f"{project}-limit"
+    for batch in shape_streams(shape, api, 30, 10, 1)[0]:
+        assert client.post("/traces", json=batch).status_code == 200
+    for batch in shape_streams(shape, limit, 30, 10, 1)[0]:
+        with neo4j_driver.session(database="neo4j") as session:
+            session.execute_write(_limit_write, limit, limit_rows(batch))
+    nodes, edges = _graph(neo4j_driver, api)
+    # 30 operations and their 60 memories; the chain's first inputs (2 seeds, by id only), the
+    # extraction's 60 inline messages.
+    assert len(nodes) == {"chain": 92, "extraction": 150}[shape]
+    assert (nodes, edges) == _graph(neo4j_driver, limit)
