@@ -80,117 +80,65 @@ def test_the_audits_agree_with_attributions_on_the_demo(client: httpx.Client, pr
     assert {c: r["evidence"] for c, r in results.items()} == {c: given[c] for c in failed}
 
 
+def _op(oid: str, kind: str, minute: int, inputs: list[Any], outputs: list[Any]) -> Any:
+    ts = f"2026-01-01T00:{minute:02d}:00Z"
+    return {"id": oid, "name": f"step.{kind}", "kind": kind, "session_id": "s1", "ts": ts,
+            "inputs": inputs, "outputs": outputs}  # fmt: skip
+
+
+def _unit(uid: str, kind: str, content: str, **attributes: Any) -> dict[str, Any]:
+    return {"id": uid, "kind": kind, "content": content, "attributes": attributes}
+
+
+def _remembered(n: int, minute: int, message: str, memory: str) -> list[dict[str, Any]]:
+    """A message and the memory entry an extraction made of it."""
+    made = _unit(f"mem-{n}@1", "memory", memory, memory_id=f"mem-{n}")
+    return [
+        _op(f"op-ex-{n}", "extraction", minute, [_unit(f"msg-{n}", "message", message)], [made])
+    ]
+
+
+def _asked(n: int, minute: int, question: str, read: str, context: str) -> list[dict[str, Any]]:
+    """A search of memory ``read`` into ``context``, and an answering call as ``trace_openai``
+    records it: its user message ("Question: ... Memories: - ...") is a unit of kind message
+    read by the response alone."""
+    prompt = _unit(f"prompt-{n}", "message", f"Question: {question}\nMemories:\n- {context}")
+    return [
+        _op(f"op-search-{n}", "retrieval", minute, [_unit(f"q-{n}", "query", question), read],
+            [_unit(f"ctx-{n}", "context", context)]),
+        _op(f"op-answer-{n}", "response", minute + 1, [f"q-{n}", f"ctx-{n}", prompt],
+            [_unit(f"ans-{n}", "answer", "I don't know")]),
+    ]  # fmt: skip
+
+
+def _case(cid: str, n: int, question: str, expected: str) -> dict[str, Any]:
+    return {"id": cid, "question": question, "expected_answer": expected,
+            "answer_unit": f"ans-{n}", "verdict": "failed"}  # fmt: skip
+
+
 def _prompt_trace(project: str) -> dict[str, Any]:
-    """A pipeline traced like ``trace_openai`` records it: the answering call's user message
-    ("Question: ... Memories: - ...") is a unit of kind message read only by the response."""
-
-    def op(oid: str, kind: str, minute: int, inputs: list[Any], outputs: list[Any]) -> Any:
-        ts = f"2026-01-01T00:{minute:02d}:00Z"
-        return {
-            "id": oid,
-            "name": f"step.{kind}",
-            "kind": kind,
-            "session_id": "s1",
-            "ts": ts,
-            "inputs": inputs,
-            "outputs": outputs,
-        }
-
-    def unit(uid: str, kind: str, content: str, **attributes: Any) -> dict[str, Any]:
-        return {"id": uid, "kind": kind, "content": content, "attributes": attributes}
-
-    cat = "Alice's cat is called Tom"
-    sister = "Alice's sister Emma lives in Denver"
+    """Three failed cases without evidence_units, each answered through a prompt message."""
+    cat, sister = "Alice's cat is called Tom", "Alice's sister Emma lives in Denver"
+    forget = _unit("mem-2@x", "tombstone", "", memory_id="mem-2")
+    colour = "What is Alice's favourite colour?"
     return {
         "project": project,
-        "units": [
-            unit("msg-cat", "message", "Alice: my cat is called Tom, he is a tabby"),
-            unit("msg-sister", "message", "Alice: my sister Emma lives in Denver"),
-        ],
         "operations": [
-            op(
-                "op-ex-cat",
-                "extraction",
-                1,
-                ["msg-cat"],
-                [unit("mem-cat@1", "memory", cat, memory_id="mem-cat")],
-            ),
-            op(
-                "op-ex-sister",
-                "extraction",
-                2,
-                ["msg-sister"],
-                [unit("mem-sister@1", "memory", sister, memory_id="mem-sister")],
-            ),
-            op(
-                "op-forget",
-                "deletion",
-                3,
-                ["mem-sister@1"],
-                [unit("mem-sister@x", "tombstone", "", memory_id="mem-sister")],
-            ),
-            # The cat question: the search read the cat memory and returned nothing of it.
-            op(
-                "op-search-1",
-                "retrieval",
-                10,
-                [unit("q-1", "query", "What is the name of Alice's cat?"), "mem-cat@1"],
-                [unit("ctx-1", "context", "nothing found")],
-            ),
-            op(
-                "op-answer-1",
-                "response",
-                11,
-                [
-                    "q-1",
-                    "ctx-1",
-                    unit(
-                        "prompt-1",
-                        "message",
-                        "Question: What is the name of Alice's cat?\nMemories:\n- nothing found",
-                    ),
-                ],
-                [unit("ans-1", "answer", "I don't know")],
-            ),
-            # The sister question: her memory was deleted before it was asked.
-            op(
-                "op-search-2",
-                "retrieval",
-                12,
-                [unit("q-2", "query", "Where does Alice's sister live?"), "mem-cat@1"],
-                [unit("ctx-2", "context", cat)],
-            ),
-            op(
-                "op-answer-2",
-                "response",
-                13,
-                [
-                    "q-2",
-                    "ctx-2",
-                    unit(
-                        "prompt-2",
-                        "message",
-                        f"Question: Where does Alice's sister live?\nMemories:\n- {cat}",
-                    ),
-                ],
-                [unit("ans-2", "answer", "Alice has no sister")],
-            ),
+            *_remembered(1, 1, "Alice: my cat is called Tom, he is a tabby", cat),
+            *_remembered(2, 2, "Alice: my sister Emma lives in Denver", sister),
+            *_remembered(3, 3, "Alice: colours make me happy", "Likes colours"),
+            _op("op-forget", "deletion", 4, ["mem-2@1"], [forget]),
+            # the search read the cat memory and returned nothing of it
+            *_asked(1, 10, "What is the name of Alice's cat?", "mem-1@1", "nothing found"),
+            # her memory was deleted before the question
+            *_asked(2, 12, "Where does Alice's sister live?", "mem-1@1", cat),
+            # nothing in the trace says the colour, and the prompt repeats the question
+            *_asked(3, 14, colour, "mem-3@1", "Likes colours"),
         ],
         "cases": [
-            {
-                "id": "c-cat",
-                "question": "What is the name of Alice's cat?",
-                "expected_answer": "Tom",
-                "answer_unit": "ans-1",
-                "verdict": "failed",
-            },
-            {
-                "id": "c-sister",
-                "question": "Where does Alice's sister live?",
-                "expected_answer": "Denver",
-                "answer_unit": "ans-2",
-                "verdict": "failed",
-            },
+            _case("c-cat", 1, "What is the name of Alice's cat?", "Tom"),
+            _case("c-sister", 2, "Where does Alice's sister live?", "Denver"),
+            _case("c-colour", 3, colour, "green"),
         ],
     }
 
@@ -200,9 +148,13 @@ def test_an_answering_prompt_is_no_source_message(client: httpx.Client, project:
     it as a lost message and the attribution does not take it for evidence; the cases have no
     evidence_units, and both audits find the rows the attributions name."""
     assert client.post("/traces", json=_prompt_trace(project)).status_code == 200
+    assert _rows(client, "construction_loss", project) == []
     results = _agree(client, project, ["c-cat", "c-sister"])
     assert {c: (r["error_type"], r["evidence"]) for c, r in results.items()} == {
-        "c-cat": ("RetrievalError", ["msg-cat"]),
-        "c-sister": ("DeletionError", ["msg-sister"]),
+        "c-cat": ("RetrievalError", ["msg-1"]),
+        "c-sister": ("DeletionError", ["msg-2"]),
     }
-    assert _rows(client, "construction_loss", project) == []
+    # The colour's evidence is a source message, never the prompt that repeats the question
+    # word for word (and would rank first).
+    (colour,) = _attributions(client, project, ["c-colour"]).values()
+    assert colour["evidence"] == ["msg-3"]
