@@ -17,6 +17,7 @@ from typing import Any
 
 from benchmarks.attr_run import CaseRef, Dataset, record_of
 from benchmarks.flatlog import batch_units
+from graph_schema.rules import is_source_message
 from service.attribution.engine import attribute
 from service.attribution.graph import CaseGraph
 from service.attribution.judges.base import CachedJudge, Judge
@@ -124,6 +125,13 @@ class BatchSource:
             row = self.rows[uid]
             readers = self.consumers.get(uid, [])
             if not (any(in_scope(op) for op in readers) or (fragments and named(row))):
+                continue
+            makers = self.producers.get(uid, [])
+            if not is_source_message(
+                "message",
+                [self.rows[o]["kind"] for o in makers],
+                [self.rows[o]["kind"] for o in readers],
+            ):
                 continue
             recorded = row["ts"] or min((self.rows[o]["ts"] for o in readers), default=None)
             if scope.until is not None and recorded is not None and recorded > scope.until:

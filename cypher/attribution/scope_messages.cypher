@@ -1,6 +1,8 @@
 // The source messages a case's evidence may be (service/attribution/scope.py): messages read by
 // an operation of the case's scope, or naming the scope themselves, recorded no later than the
-// answer. A message's recorded time is its ts, else the time of the first operation reading it.
+// answer, that are source messages by the rule of graph_schema/rules.py (no operation made them,
+// and they are not read only at question time). A message's recorded time is its ts, else the
+// time of the first operation reading it.
 // Ordered (latest first, then id) so that a limit keeps the same messages every time. `ts` is
 // the recorded time as [epoch seconds, nanosecond, offset seconds] (attribution/ancestors says why).
 // Each way of naming a scope is a branch of its own that reads nothing unless the scope is named
@@ -41,7 +43,15 @@ CALL () {
      OR EXISTS { (u)<-[:CONSUMES]-(r:Operation) WHERE r.system IN $systems }
   RETURN u
 }
-WITH DISTINCT u
+WITH DISTINCT u AS m
+WHERE m.id IS NOT NULL
+  // rule: source message (graph_schema/rules.py)
+  AND NOT EXISTS { (m)-[:PRODUCED_BY]->(:Operation) }
+  AND (NOT EXISTS { (m)<-[:CONSUMES]-(:Operation) }
+       OR EXISTS { (m)<-[:CONSUMES]-(b:Operation)
+                   WHERE NOT coalesce(b.kind, '') IN ['retrieval', 'response', 'evaluation'] })
+  // end rule
+WITH m AS u
 CALL (u) {
   OPTIONAL MATCH (u)<-[:CONSUMES]-(reader:Operation)
   RETURN min(reader.ts) AS first_read

@@ -1,10 +1,13 @@
 // Memories deleted before a failed case that needed them. An entry (the units sharing a
 // memory_id) was deleted by an operation that produced a tombstone with its memory_id, or by an
-// operation of kind deletion that consumed one of its versions. A failed case needed it when one
-// of the case's evidence units is among the ancestors (at most 20 relationships back, i.e. 10
-// operation steps) of a version of the entry (kind memory) produced at or before the deletion,
-// and the deletion ran before the case's answer (the earliest operation producing its answer
-// unit). Cases without evidence units or without an answer are never reported.
+// operation of kind deletion that consumed one of its versions. A failed case needed it when a
+// version of the entry (kind memory) produced at or before the deletion was carried forward from
+// one of the case's evidence units, and the deletion ran before the case's answer (the earliest
+// operation producing its answer unit). Evidence units and carried forward are the rules of
+// graph_schema/rules.py (the case's evidence_units, else its stored attribution's evidence;
+// through operations that build the memory, from an entry's version only into the same entry,
+// at most 10 operation steps), shared with the attribution walk. Cases without evidence or
+// without an answer are never reported.
 // With $needles, a version must contain (lower-cased) at least $min_answer_coverage percent of
 // the case's needles: a cheap superset of the service's rule, which then keeps the versions
 // carrying at least that percentage of the expected answer's content words, and the rows left
@@ -16,10 +19,11 @@
 //                   to report every structural candidate)
 // Plan: failed cases are walked in id order from the (project, id) key index (the ORDER BY
 // names c.project first, a constant, so the planner sees the index's order), and everything
-// else is found per case inside CALL (c): the memory versions its evidence flowed into (at most
-// 20 relationships forward), then the deletions of their entries, looked up once per entry. A
-// page thus costs the cases it covers, not the project. (The evidence of a row lists, version by
-// version in id order, each version's evidence unit ids in id order.)
+// else is found per case inside CALL (c): the memory versions its evidence was carried forward
+// into (a shortest-path search from each evidence unit, which reaches a unit once, not once per
+// path), then the deletions of their entries, looked up once per entry. A page thus costs the
+// cases it covers, not the project. (The evidence of a row lists, version by version in id
+// order, each version's evidence unit ids in id order.)
 MATCH (c:Case {project: $project})
 WHERE c.id IS NOT NULL AND c.verdict = 'failed'
 WITH c
@@ -27,18 +31,33 @@ ORDER BY c.project, c.id
 CALL (c) {
   MATCH (c)-[:ANSWERED_BY]->(:Unit)-[:PRODUCED_BY]->(r:Operation)
   WITH min(r.ts) AS asked
-  WITH asked, coalesce($needles[c.id], []) AS needles
-  MATCH (c)-[:EVIDENCE]->(e:Unit)
-  CALL (e) {
-    MATCH (e)<-[:PRODUCED_BY|CONSUMES*0..20]-(v)
-    WITH DISTINCT v
-    WHERE v:Unit AND v.kind = 'memory' AND v.memory_id IS NOT NULL
-    RETURN v
+  WITH c, asked, coalesce($needles[c.id], []) AS needles
+  // rule: evidence units (graph_schema/rules.py)
+  CALL (c) {
+    MATCH (c)-[:EVIDENCE]->(e:Unit)
+    RETURN e
+    UNION
+    MATCH (c)-[:ATTRIBUTED]->(stored:Attribution)
+    WHERE NOT EXISTS { (c)-[:EVIDENCE]->(:Unit) }
+    UNWIND coalesce(stored.evidence, []) AS found
+    MATCH (e:Unit {project: $project, id: found})
+    RETURN e
   }
+  // end rule
+  // rule: carried forward (graph_schema/rules.py)
+  CALL (e) {
+    MATCH ANY SHORTEST (e) ((u:Unit)<-[:CONSUMES]-(o:Operation)<-[:PRODUCED_BY]-(w:Unit)
+      WHERE NOT coalesce(o.kind, '') IN ['retrieval', 'response', 'evaluation']
+        AND (u.memory_id IS NULL OR w.memory_id = u.memory_id)){0,10} (v:Unit)
+    WHERE v.kind = 'memory'
+    RETURN DISTINCT v
+  }
+  // end rule
   WITH asked, e, v, needles
-  WHERE $needles IS NULL
+  WHERE v.memory_id IS NOT NULL
+    AND ($needles IS NULL
      OR size([s IN needles WHERE toLower(v.content) CONTAINS s]) * 100
-        >= $min_answer_coverage * size(needles)
+        >= $min_answer_coverage * size(needles))
   // When a version was made, only for those that carry the needles (1% of the versions the
   // evidence reaches on the benchmark graph).
   CALL (v) {

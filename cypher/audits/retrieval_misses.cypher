@@ -1,12 +1,15 @@
 // Failed cases whose answer was held by a memory live at question time that the answer's
 // context lacks. Question time: the earliest ts of an operation producing the case's answer
 // unit. The answer's lineage (what it depends on, at most 20 relationships back) must hold a
-// retrieval operation. A memory (unit of kind memory) is considered when it descends from the
-// case's evidence units (at most 20 relationships forward) and was produced before the
-// question. It was live unless, before the question, an operation of another kind than
-// retrieval, response, evaluation consumed it and produced a memory or tombstone (of the same
-// entry, for a version of an entry: memory_id set), or any operation that ran after its
-// producer produced another memory or tombstone of its entry. It reached the context when an
+// retrieval operation. A memory (unit of kind memory) is considered when it was carried forward
+// from the case's evidence units and was produced before the question. Evidence units, carried
+// forward and live are the rules of graph_schema/rules.py, shared with the attribution walk:
+// the case's evidence_units, else its stored attribution's evidence; through operations that
+// build the memory, from an entry's version only into the same entry, at most 10 operation
+// steps; live unless, before the question, an operation of another kind than retrieval,
+// response, evaluation consumed it and (for a version of an entry: memory_id set) produced a
+// next version or tombstone of that entry. A deleted memory is so never a miss: it is a
+// deletion (deleted_then_needed). It reached the context when an
 // output of a lineage retrieval contains its content verbatim, when the answer's operation
 // consumed it directly, or when a lineage retrieval without any output content consumed it.
 // With $needles, the memory must contain (lower-cased) at least $min_answer_coverage percent
@@ -34,13 +37,27 @@ CALL (c) {
   // The memories that could be rows first, the answer's lineage only for a case that has one:
   // walking a lineage reads hundreds of nodes, and on the benchmark graph half the failed cases
   // have no evidence or no memory carrying the needles.
-  MATCH (c)-[:EVIDENCE]->(e:Unit)
-  CALL (e) {
-    MATCH (e)<-[:PRODUCED_BY|CONSUMES*0..20]-(v)
-    WITH DISTINCT v
-    WHERE v.kind = 'memory'
-    RETURN v
+  // rule: evidence units (graph_schema/rules.py)
+  CALL (c) {
+    MATCH (c)-[:EVIDENCE]->(e:Unit)
+    RETURN e
+    UNION
+    MATCH (c)-[:ATTRIBUTED]->(stored:Attribution)
+    WHERE NOT EXISTS { (c)-[:EVIDENCE]->(:Unit) }
+    UNWIND coalesce(stored.evidence, []) AS found
+    MATCH (e:Unit {project: $project, id: found})
+    RETURN e
   }
+  // end rule
+  // rule: carried forward (graph_schema/rules.py)
+  CALL (e) {
+    MATCH ANY SHORTEST (e) ((u:Unit)<-[:CONSUMES]-(o:Operation)<-[:PRODUCED_BY]-(w:Unit)
+      WHERE NOT coalesce(o.kind, '') IN ['retrieval', 'response', 'evaluation']
+        AND (u.memory_id IS NULL OR w.memory_id = u.memory_id)){0,10} (v:Unit)
+    WHERE v.kind = 'memory'
+    RETURN DISTINCT v
+  }
+  // end rule
   WITH c, a, asked, answering, needles, v, collect(DISTINCT e.id) AS evidence
   WHERE $needles IS NULL
      OR size([s IN needles WHERE toLower(v.content) CONTAINS s]) * 100
@@ -70,19 +87,16 @@ CALL (c) {
   OPTIONAL MATCH (v)-[:PRODUCED_BY]->(p:Operation)
   WITH c, asked, retrievals, texts, v, evidence, coalesce(min(p.ts), v.ts) AS born
   WHERE born < asked
+    // rule: live at question time (graph_schema/rules.py)
     AND NOT EXISTS {
       MATCH (o:Operation)-[:CONSUMES]->(v)
-      WHERE o.ts < asked AND NOT o.kind IN ['retrieval', 'response', 'evaluation']
-        AND EXISTS {
+      WHERE o.ts < asked AND NOT coalesce(o.kind, '') IN ['retrieval', 'response', 'evaluation']
+        AND (v.memory_id IS NULL OR EXISTS {
           MATCH (o)-[:PRODUCES]->(w:Unit)
-          WHERE w.kind IN ['memory', 'tombstone'] AND w <> v
-            AND (v.memory_id IS NULL OR w.memory_id = v.memory_id)
-        }
+          WHERE w.memory_id = v.memory_id AND w.kind IN [v.kind, 'tombstone']
+        })
     }
-    AND NOT (v.memory_id IS NOT NULL AND EXISTS {
-      MATCH (w:Unit {project: $project, memory_id: v.memory_id})-[:PRODUCED_BY]->(o:Operation)
-      WHERE w <> v AND w.kind IN ['memory', 'tombstone'] AND born < o.ts < asked
-    })
+    // end rule
   RETURN v, born, asked, evidence, retrievals, texts
 }
 RETURN c.id AS case,

@@ -131,6 +131,9 @@ async def attribute(
         walk.question = _question(case, graph, evidence)
     if stand_in:
         walk.uncertain = True  # the evidence is a best guess, not a judged carrier
+    # Every result from here says what evidence it stands on: the audits read it for a case
+    # without evidence_units (graph_schema/rules.py, "evidence units").
+    finish = functools.partial(finish, evidence=list(evidence))
 
     # 2. Response: the context the answer was written from already had the information.
     read = [

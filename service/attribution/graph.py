@@ -24,10 +24,11 @@ from typing import Any
 from neo4j.time import DateTime
 
 from graph_schema import ENTRY_KEYS
+from graph_schema.rules import QUESTION_TIME_KINDS
 from service.repository.values import from_epoch
 
-# Operation kinds that build the memory; everything else reads it (retrieval) or uses it.
-READ_KINDS = frozenset({"retrieval", "response", "evaluation"})
+# Operation kinds that read the memory at question time; every other kind builds it.
+READ_KINDS = QUESTION_TIME_KINDS
 # Attributes whose text is part of what a unit says (LoCoMo's image turns keep the picture's
 # caption there; OTLP spans and importers keep descriptions there).
 TEXT_ATTRIBUTES = ("image_caption", "blip_caption", "caption", "alt_text", "description")

@@ -16,7 +16,9 @@ on), in this order:
    Such a case's evidence can sit in another trace (a turn remembered yesterday), so nothing
    narrower is right; name a scope to make a case independent of the rest of the project.
 
-In every case the messages among the answer's ancestors are candidates too, and two limits hold:
+In every case the source messages among the answer's ancestors are candidates too (the
+``source message`` rule of ``graph_schema/rules.py``, on the operations the case's graph holds:
+the answering call's own message, read by the response alone, is none), and two limits hold:
 
 - **Systems.** When the lineage's operations name systems, only operations of those systems
   bring messages into scope: a second pipeline tracing the same conversation into the project
@@ -36,6 +38,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
+from graph_schema.rules import is_source_message
 from service.attribution.graph import CaseGraph
 
 SCOPE_ATTRIBUTES = ("conversation_id", "user_id")
@@ -79,13 +82,21 @@ def scope_of(graph: CaseGraph, answer_unit: str, response_op: str) -> Scope:
     }
     systems = {graph.operations[o].system for o in ops if graph.operations[o].system}
     sessions = {graph.operations[o].session_id for o in ops if graph.operations[o].session_id}
-    lineage = sorted(u for u in units if graph.units.get(u) and graph.units[u].kind == "message")
+    lineage = sorted(u for u in units if u in graph.units and _source(graph, u))
     return Scope(
         until=graph.op_time(response_op),
         systems=tuple(sorted(systems)),
         attributes=tuple(sorted(found)),
         sessions=() if found else tuple(sorted(sessions)),
         lineage=tuple(u for u in lineage if recorded_by(graph, u, graph.op_time(response_op))),
+    )
+
+
+def _source(graph: CaseGraph, unit_id: str) -> bool:
+    return is_source_message(
+        graph.units[unit_id].kind,
+        [graph.operations[o].kind for o in graph.producers.get(unit_id, [])],
+        [graph.operations[o].kind for o in graph.consumers.get(unit_id, [])],
     )
 
 

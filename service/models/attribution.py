@@ -54,6 +54,12 @@ class AttributionResult(BaseModel):
         default_factory=list,
         description="Unit and operation ids from the evidence to where the information was lost.",
     )
+    evidence: list[str] = Field(
+        default_factory=list,
+        description="The units the walk took as the case's evidence: its evidence_units "
+        "(those recorded by the answer), else the source messages it found. The audits read "
+        "them for a case without evidence_units.",
+    )
     searched: Searched = Field(default_factory=Searched)
     judge: JudgeInfo
     cost: Cost = Field(default_factory=Cost)

@@ -100,6 +100,7 @@ def _stored_row(result: AttributionResult, job: str | None) -> dict[str, Any]:
             "judge": result.judge.kind,
             "model": result.judge.model,
             "created_at": result.created_at or datetime.now(UTC),
+            "evidence": result.evidence,
             "result": result.model_dump_json(),
             "job": job,
         },
