@@ -127,7 +127,7 @@ def test_the_rewrite_flag_and_its_audit_test_the_same_pairs() -> None:
     find version pairs and pre-filter them alike (ingest/marks.py follows them; a test below
     holds it to the same flags)."""
     audit, mark = query("audits/degraded_updates"), query("ingest/mark_rewrites")
-    pairs = ("CALL (op, new) {", "RETURN old\n  }")
+    pairs = ("// The memories the operation read", "| r.unit] AS old")
     verbatim = ("old.content = ''", "false)")
     assert _span(audit, *pairs) == _span(mark, *pairs)
     assert _span(audit, *verbatim) == _span(mark, *verbatim)
