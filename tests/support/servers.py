@@ -107,10 +107,12 @@ def run_service(
     workdir: Path,
     port: int | None = None,
     checkout: Path = REPO,
+    ready_s: float = 60,
     **env: str,
 ) -> Iterator[ServiceHandle]:
-    """``uvicorn service.main:app`` in a subprocess, waited on until /healthz answers.
-    ``checkout``: the source tree it runs (another worktree, for before/after benchmarks)."""
+    """``uvicorn service.main:app`` in a subprocess, waited on until /healthz answers (at most
+    ``ready_s`` seconds). ``checkout``: the source tree it runs (another worktree, for
+    before/after benchmarks)."""
     port = port or free_port()
     log = workdir / f"service-{port}.log"
     environment = {
@@ -125,7 +127,7 @@ def run_service(
     url = f"http://127.0.0.1:{port}"
     try:
         try:
-            wait_ready(process, lambda: _answers(f"{url}/healthz"), 60)
+            wait_ready(process, lambda: _answers(f"{url}/healthz"), ready_s)
         except NotReady as e:
             what = "exited early" if e.returncode is not None else "did not start"
             raise RuntimeError(f"service {what}:\n{log.read_text()[-3000:]}") from e
