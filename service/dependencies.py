@@ -104,3 +104,20 @@ async def get_read_session(stores: StoresDep, project: ProjectDep) -> AsyncItera
 
 
 ReadSessionDep = Annotated[AsyncSession, Depends(get_read_session)]
+
+
+async def get_bounded_read_session(
+    stores: StoresDep, project: ProjectDep
+) -> AsyncIterator[AsyncSession]:
+    """A read-access session on the acting project's store, its schema applied, for the
+    service's own reads under a time budget (audits, reports: ``service.repository.bounded``
+    runs them in explicit transactions, which take their access mode from the session; their
+    statements seek the indexes the schema creates)."""
+    store = await stores.ready_for(project)
+    async with store.driver.session(
+        database=store.database, default_access_mode=READ_ACCESS
+    ) as session:
+        yield session
+
+
+BoundedReadSessionDep = Annotated[AsyncSession, Depends(get_bounded_read_session)]

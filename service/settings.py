@@ -143,7 +143,17 @@ class Settings(BaseSettings):
         "such as 1 + 1 + ... + 1, which Neo4j nests like parentheses.",
     )
 
-    # Audits (GET /audits/{name}).
+    # Audits (GET /audits/{name}) and reports (GET /report, /report.html).
+    # Longer than an ad-hoc query's: the budget includes planning, and Neo4j's first plan of
+    # the largest audit statement took 7.5 s on a loaded 2-core machine (0.2 s once cached).
+    audit_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        description="Longest one audit page or one report may spend reading from Neo4j, all "
+        "its reads together; past it Neo4j stops the read and the answer is a 422 naming what "
+        "to narrow (the same bounds as POST /cypher's: a read-access transaction, never "
+        "retried, the service giving up 2 s after Neo4j should have).",
+    )
     audit_candidate_scan: int = Field(
         20_000,
         ge=1,

@@ -127,7 +127,7 @@ def test_the_rewrite_flag_and_its_audit_test_the_same_pairs() -> None:
     find version pairs and pre-filter them alike (ingest/marks.py follows them; a test below
     holds it to the same flags)."""
     audit, mark = query("audits/degraded_updates"), query("ingest/mark_rewrites")
-    pairs = ("CALL (op, new) {", "RETURN old\n  }")
+    pairs = ("// The memories the operation read", "| r.unit] AS old")
     verbatim = ("old.content = ''", "false)")
     assert _span(audit, *pairs) == _span(mark, *pairs)
     assert _span(audit, *verbatim) == _span(mark, *verbatim)
@@ -912,6 +912,74 @@ def test_degraded_updates_drops_verbatim_versions_but_not_a_word_cut_in_two(
         ("cut", ["cat"]),
         ("lost", ["lost"]),
     ]
+
+
+def _long_entry(versions: int) -> tuple[list[dict[str, Any]], list[tuple[str, list[str]]]]:
+    """One memory entry written ``versions`` times: update k reads version k-1 (and a memory of
+    another entry) and writes version k, every fourth by appending a word (no word lost), the
+    others by replacing the text. Returns the operations and, per update that lost words, its
+    id and the words of the old version the new one lacks (every word here is a content word)."""
+    other = unit("other@1", "memory", "bob likes tea", "other")
+    texts = ["alice keeps item0 item1"]
+    for k in range(1, versions):
+        texts.append(f"{texts[-1]} note{k}" if k % 4 == 0 else f"alice keeps item{k} item{k + 1}")
+    ops = [op("op-0000", "update", 0, [other], [unit("v0", "memory", texts[0], "long")])]
+    lost: list[tuple[str, list[str]]] = []
+    for k in range(1, versions):
+        new = unit(f"v{k}", "memory", texts[k], "long")
+        ops.append(op(f"op-{k:04d}", "update", 0, [f"v{k - 1}", "other@1"], [new]))
+        ops[-1]["ts"] = f"2026-01-01T{k // 3600:02d}:{k // 60 % 60:02d}:{k % 60:02d}Z"
+        gone = [w for w in texts[k - 1].split() if w not in texts[k].split()]
+        if gone:
+            lost.append((f"op-{k:04d}", gone))
+    return ops, lost
+
+
+def test_degraded_updates_on_an_entry_of_many_versions(client: httpx.Client, project: str) -> None:
+    """Each version is compared with the one its update read, not with the rest of the entry's
+    history nor with the other entry that update also read."""
+    ops, lost = _long_entry(300)
+    post(client, project, operations=ops)
+    found = rows(client, "degraded_updates", project, limit=1000)
+    assert [(r["operation"], r["lost_words"]) for r in found] == lost
+    assert len(found) == 299 - 299 // 4  # the 299 updates but the appending ones
+    assert {(r["memory_id"], r["old_version"], r["new_version"]) for r in found} == {
+        ("long", f"v{int(o[3:]) - 1}", f"v{int(o[3:])}") for o, _ in lost
+    }
+    first = audit(client, "degraded_updates", project, limit=1)
+    assert [r["operation"] for r in first["rows"]] == ["op-0001"] and first["next_skip"] == 1
+
+
+def _db_hits(plan: Any) -> int:
+    return int(plan.get("dbHits", 0)) + sum(_db_hits(c) for c in plan.get("children", []))
+
+
+def test_degraded_updates_reads_in_proportion_to_an_entrys_versions(
+    client: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    """The audit and the rewrite flag pair versions among each update's own inputs: four times
+    the versions, about four times the reads (pairing each version with every version of its
+    entry read ~16 times as much: one entry of 9,997 versions took 78 s)."""
+    hits: dict[int, dict[str, int]] = {}
+    for versions in (100, 400):
+        name = f"{project}-{versions}"
+        ops, _ = _long_entry(versions)
+        post(client, name, operations=ops)
+        audit_params = {"project": name, "skip": 0, "limit": 100_000, "min_lost_words": 1}
+        mark_params = {"project": name, "ops": [o["id"] for o in ops], "units": []}
+        hits[versions] = {
+            statement: _db_hits(
+                neo4j_driver.execute_query(
+                    "PROFILE " + query(statement), params, database_="neo4j"
+                ).summary.profile
+            )
+            for statement, params in (
+                ("audits/degraded_updates", audit_params),
+                ("ingest/mark_rewrites", mark_params),  # sets the flags it already holds
+            )
+        }
+    for statement in hits[100]:
+        assert hits[400][statement] < 5 * hits[100][statement], (statement, hits)
 
 
 @pytest.fixture(scope="module")

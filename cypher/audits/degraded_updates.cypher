@@ -14,10 +14,12 @@
 // the two texts equal), and only those
 // are walked, in time order, from the operation_rewrites index (the ORDER BY names the constant
 // properties first, so the planner sees the index's order and sorts only the rows of one
-// timestamp): a page reads the operations that can be rows, not the project. Per operation, a
-// version with memory_id finds the consumed versions of its entry through the memory_id index
-// instead of reading every input (an extraction may read hundreds of messages). The flag
-// assumes min_lost_words >= 1 (the API's minimum).
+// timestamp): a page reads the operations that can be rows, not the project. Per operation, the
+// memories it read are gathered once and each memory it wrote is paired with those of its own
+// entry among them: the work is the operation's own inputs and outputs, whatever the length of
+// the entry's history (seeking all of an entry's versions for each of its updates made one
+// entry of N versions cost N^2: 78 s at 9,997 versions). The flag assumes min_lost_words >= 1
+// (the API's minimum).
 MATCH (op:Operation {project: $project, rewrites_memory: true})
 USING INDEX op:Operation(project, rewrites_memory, ts)
 // Reads (a search consumes every memory it returns) cannot write a next version.
@@ -25,24 +27,17 @@ WHERE op.ts IS NOT NULL AND NOT op.kind IN ['retrieval', 'response', 'evaluation
 WITH op
 ORDER BY op.project, op.rewrites_memory, op.ts
 CALL (op) {
+  // The memories the operation read, each with its entry, read once for all its outputs (an
+  // extraction may read hundreds of messages and write dozens of memories).
+  WITH op, [(op)-[:CONSUMES]->(read:Unit {kind: 'memory'}) | {unit: read, entry: read.memory_id}]
+       AS reads
+  WHERE size(reads) > 0
   MATCH (op)-[:PRODUCES]->(new:Unit {kind: 'memory'})
-  CALL (op, new) {
-    WITH op, new
-    WHERE new.memory_id IS NOT NULL
-    // The entry's versions from the memory_id index, not the operation's inputs: an update
-    // may read hundreds of memories (the planner's own choice cost ~3 ms per operation).
-    MATCH (old:Unit {project: $project, memory_id: new.memory_id})
-    USING INDEX old:Unit(project, memory_id)
-    WHERE old.kind = 'memory' AND old <> new
-    MATCH (op)-[:CONSUMES]->(old)
-    RETURN old
-    UNION ALL
-    WITH op, new
-    WHERE new.memory_id IS NULL AND op.kind = 'update' AND COUNT { (op)-[:PRODUCES]->() } = 1
-    MATCH (op)-[:CONSUMES]->(old:Unit {kind: 'memory'})
-    WHERE old.memory_id IS NULL AND old <> new
-    RETURN old
-  }
+  // A version without memory_id is the next one only as the only output of an update.
+  WITH op, new, new.memory_id AS entry, reads
+  WHERE entry IS NOT NULL OR (op.kind = 'update' AND COUNT { (op)-[:PRODUCES]->() } = 1)
+  UNWIND [r IN reads WHERE r.unit <> new
+          AND (r.entry = entry OR (entry IS NULL AND r.entry IS NULL)) | r.unit] AS old
   RETURN old, new
 }
 // Pre-filter for min_lost_words >= 1: drop a candidate whose new version holds the old content

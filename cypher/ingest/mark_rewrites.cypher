@@ -3,10 +3,12 @@
 // candidate for it (the two statements test the same pairs the same way: change both together).
 // The audit then walks only these operations. A version pair is found as in the audit: a
 // memory output with memory_id and a consumed memory of the same entry, or the only output of an
-// update, a memory without memory_id, and a consumed memory without one; reads (retrieval,
-// response, evaluation) write none. A pair whose new version holds the old content verbatim
-// between word boundaries (or whose old content is empty) loses no word and does not count; a
-// pair with a content not yet defined counts (the writer sets the flag again when it is).
+// update, a memory without memory_id, and a consumed memory without one, among the operation's
+// own inputs (read once per operation: the work does not grow with the entry's history); reads
+// (retrieval, response, evaluation) write none. A pair whose new version holds the old content
+// verbatim between word boundaries (or whose old content is empty) loses no word and does not
+// count; a pair with a content not yet defined counts (the writer sets the flag again when it
+// is).
 // $params: project (string),
 //          ops (list of string: operations to set the flag on, e.g. a batch's new ones),
 //          units (list of string: units just defined; the operations reading or writing them
@@ -23,24 +25,17 @@ CALL () {
 CALL (op) {
   WITH op
   WHERE NOT op.kind IN ['retrieval', 'response', 'evaluation']
+  // The memories the operation read, each with its entry, read once for all its outputs (an
+  // extraction may read hundreds of messages and write dozens of memories).
+  WITH op, [(op)-[:CONSUMES]->(read:Unit {kind: 'memory'}) | {unit: read, entry: read.memory_id}]
+       AS reads
+  WHERE size(reads) > 0
   MATCH (op)-[:PRODUCES]->(new:Unit {kind: 'memory'})
-  CALL (op, new) {
-    WITH op, new
-    WHERE new.memory_id IS NOT NULL
-    // The entry's versions from the memory_id index, not the operation's inputs: an update
-    // may read hundreds of memories (the planner's own choice cost ~3 ms per operation).
-    MATCH (old:Unit {project: $project, memory_id: new.memory_id})
-    USING INDEX old:Unit(project, memory_id)
-    WHERE old.kind = 'memory' AND old <> new
-    MATCH (op)-[:CONSUMES]->(old)
-    RETURN old
-    UNION ALL
-    WITH op, new
-    WHERE new.memory_id IS NULL AND op.kind = 'update' AND COUNT { (op)-[:PRODUCES]->() } = 1
-    MATCH (op)-[:CONSUMES]->(old:Unit {kind: 'memory'})
-    WHERE old.memory_id IS NULL AND old <> new
-    RETURN old
-  }
+  // A version without memory_id is the next one only as the only output of an update.
+  WITH op, new, new.memory_id AS entry, reads
+  WHERE entry IS NOT NULL OR (op.kind = 'update' AND COUNT { (op)-[:PRODUCES]->() } = 1)
+  UNWIND [r IN reads WHERE r.unit <> new
+          AND (r.entry = entry OR (entry IS NULL AND r.entry IS NULL)) | r.unit] AS old
   WITH old, split(new.content, old.content) AS around
   WHERE NOT coalesce(
     old.content = ''

@@ -1,4 +1,5 @@
-"""Running an audit's statement for one page of rows, in one read transaction.
+"""Running an audit's statement for one page of rows, in one read transaction within the
+request's time budget (``service.repository.bounded``).
 
 Audits whose rule ends in Python (a ``keep`` filter) page over candidates: the statement runs
 once from ``skip`` with ``scan`` as its limit, and its rows are read as they stream in until
@@ -11,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from neo4j import AsyncManagedTransaction, AsyncResult, AsyncSession, Record
+from neo4j import AsyncResult, AsyncSession, AsyncTransaction, Record
 
 from cypher import query
-from service.db import store_errors
 from service.models.audits import AuditRow as Row
 from service.models.audits import RowFilter
+from service.repository.bounded import Deadline, read_within
 from service.repository.values import native
 
 
@@ -25,13 +26,13 @@ def _row(record: Record) -> Row:
 
 
 async def _run(
-    tx: AsyncManagedTransaction, statement: str, params: Mapping[str, Any], skip: int, limit: int
+    tx: AsyncTransaction, statement: str, params: Mapping[str, Any], skip: int, limit: int
 ) -> AsyncResult:
     return await tx.run(query(statement), {**params, "skip": skip, "limit": limit})
 
 
 async def _page(
-    tx: AsyncManagedTransaction,
+    tx: AsyncTransaction,
     statement: str,
     params: Mapping[str, Any],
     skip: int,
@@ -56,9 +57,9 @@ async def _page(
     return kept, skip + read if read == scan else None
 
 
-@store_errors
 async def audit_page(
     session: AsyncSession,
+    deadline: Deadline,
     statement: str,
     params: Mapping[str, Any],
     skip: int,
@@ -68,16 +69,21 @@ async def audit_page(
 ) -> tuple[list[Row], int | None]:
     """Rows of ``statement`` (an ``audits/<name>`` statement; ``params`` hold ``project``) from
     ``skip``, at most ``limit`` of them, and the ``skip`` of the next page (None at the end).
-    With ``keep``, at most ``scan`` candidates are read."""
-    return await session.execute_read(_page, statement, params, skip, limit, keep, scan)
+    With ``keep``, at most ``scan`` candidates are read. ``ReadTimedOut`` past ``deadline``."""
+
+    async def work(tx: AsyncTransaction) -> tuple[list[Row], int | None]:
+        return await _page(tx, statement, params, skip, limit, keep, scan)
+
+    return await read_within(session, deadline, work)
 
 
-@store_errors
-async def failed_case_answers(session: AsyncSession, project: str) -> dict[str, str]:
+async def failed_case_answers(
+    session: AsyncSession, deadline: Deadline, project: str
+) -> dict[str, str]:
     """``{case id: expected answer}`` of the project's failed cases."""
 
-    async def work(tx: AsyncManagedTransaction) -> dict[str, str]:
+    async def work(tx: AsyncTransaction) -> dict[str, str]:
         result = await tx.run(query("audit_inputs/failed_answers"), project=project)
         return {r["id"]: r["expected_answer"] or "" async for r in result}
 
-    return await session.execute_read(work)
+    return await read_within(session, deadline, work)

@@ -7,13 +7,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from neo4j import AsyncManagedTransaction, AsyncSession
+from neo4j import AsyncManagedTransaction, AsyncSession, AsyncTransaction
 from neo4j.time import DateTime
 
 from cypher import query
 from graph_schema.prompts import HASH_KEY, NAME_KEY
 from ingest.rows import BatchRows
 from service.db import store_errors
+from service.repository.bounded import Deadline, read_within
 from service.repository.traces import write_in
 
 
@@ -64,18 +65,28 @@ def _version(record: dict[str, Any]) -> VersionRow | None:
 
 @store_errors
 async def versions(
-    session: AsyncSession, project: str, name: str | None, with_text: bool
+    session: AsyncSession,
+    project: str,
+    name: str | None,
+    with_text: bool,
+    deadline: Deadline | None = None,
 ) -> list[VersionRow]:
-    """Every prompt version of the project (of prompt ``name`` only, when given)."""
+    """Every prompt version of the project (of prompt ``name`` only, when given). With a
+    ``deadline`` (a report's), read within it (``service.repository.bounded``; ``session`` a
+    read-access one)."""
     prefix = f"prompt:{name}@" if name else "prompt:"
 
-    async def work(tx: AsyncManagedTransaction) -> list[dict[str, Any]]:
+    async def work(tx: AsyncManagedTransaction | AsyncTransaction) -> list[dict[str, Any]]:
         result = await tx.run(
             query("prompts/versions"), project=project, prefix=prefix, with_text=with_text
         )
         return [record.data() async for record in result]
 
-    rows = [_version(r) for r in await session.execute_read(work)]
+    if deadline is None:
+        records = await session.execute_read(work)
+    else:
+        records = await read_within(session, deadline, work)
+    rows = [_version(r) for r in records]
     return [r for r in rows if r is not None and (name is None or r.name == name)]
 
 

@@ -1,4 +1,5 @@
-"""Reading what an error report counts: one compact row per case, in one read transaction."""
+"""Reading what an error report counts: one compact row per case, in one read transaction
+within the report's time budget (``service.repository.bounded``)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from neo4j import AsyncManagedTransaction, AsyncSession
+from neo4j import AsyncSession, AsyncTransaction
 
 from cypher import query
-from service.db import store_errors
 from service.models.attribution import Cost
+from service.repository.bounded import Deadline, read_within
 from service.repository.values import from_epoch_ms
 
 
@@ -64,20 +65,21 @@ def record_to_row(record: Any) -> CaseRow:
     )
 
 
-@store_errors
 async def case_rows(
     session: AsyncSession,
+    deadline: Deadline,
     project: str,
     system: str | None,
     since: datetime | None,
     until: datetime | None,
 ) -> list[CaseRow]:
-    """Every case of ``project`` in the filters, with its attribution and blamed operation."""
+    """Every case of ``project`` in the filters, with its attribution and blamed operation;
+    ``ReadTimedOut`` past ``deadline``."""
 
-    async def work(tx: AsyncManagedTransaction) -> list[CaseRow]:
+    async def work(tx: AsyncTransaction) -> list[CaseRow]:
         result = await tx.run(
             query("reports/case_rows"), project=project, system=system, since=since, until=until
         )
         return [record_to_row(record) async for record in result]
 
-    return await session.execute_read(work)
+    return await read_within(session, deadline, work)

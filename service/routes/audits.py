@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request
 
 from service.audits.parameters import COMMON_PARAMETERS
 from service.auth import ProjectDep
-from service.dependencies import SessionDep, SettingsDep
+from service.dependencies import BoundedReadSessionDep, SettingsDep
 from service.models.audits import AuditInfo, AuditPage
 from service.routes.errors import responses
 from service.routes.params import Skip, limit_query
@@ -30,13 +30,14 @@ async def list_audits() -> list[AuditInfo]:
 async def run_audit(
     name: str,
     request: Request,
-    session: SessionDep,
+    session: BoundedReadSessionDep,
     settings: SettingsDep,
     project: ProjectDep,
     skip: Annotated[Skip, Query(description="Start here; use next_skip to page.")] = 0,
     limit: Annotated[int, limit_query(1000, "At most this many rows.")] = 100,
 ) -> AuditPage:
-    """One page of the audit's rows for the project, read in one read transaction.
+    """One page of the audit's rows for the project, read in read transactions within one
+    time budget (``MEMTRACE_AUDIT_TIMEOUT_S``; past it a 422 says how to narrow the page).
 
     The audit's own parameters are further query parameters (see ``GET /audits``); an unknown
     one is refused (422) rather than ignored, so a typo never silently runs the defaults. Page
@@ -49,5 +50,12 @@ async def run_audit(
         if key not in COMMON_PARAMETERS
     ]
     return await audits.run_audit(
-        session, project, name, given, skip, limit, settings.audit_candidate_scan
+        session,
+        project,
+        name,
+        given,
+        skip,
+        limit,
+        settings.audit_candidate_scan,
+        settings.audit_timeout_s,
     )

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import HTMLResponse
 
 from service.auth import ProjectDep
-from service.dependencies import SessionDep
+from service.dependencies import BoundedReadSessionDep, SettingsDep
 from service.models.reports import Bucket, Report, ReportFilters
 from service.routes.errors import html_route_responses, responses
 from service.services import reports
@@ -37,15 +37,18 @@ FiltersDep = Annotated[ReportFilters, Depends(_filters)]
 
 
 @router.get("/report", response_model=Report, responses=responses(422, 503))
-async def get_report(session: SessionDep, filters: FiltersDep, project: ProjectDep) -> Report:
+async def get_report(
+    session: BoundedReadSessionDep, settings: SettingsDep, filters: FiltersDep, project: ProjectDep
+) -> Report:
     """Counts of the project's attributed failed cases by system, error type and operation,
     the most blamed operations and prompts, attribution cost, and a trend over time.
 
     A case's system is the system of the operation that produced its answer (else the blamed
     operation's); its time is its answer's ``ts`` (else the attribution's ``created_at``).
-    ``since`` is inclusive, ``until`` exclusive. An empty project gives zeros.
+    ``since`` is inclusive, ``until`` exclusive. An empty project gives zeros. Its reads share
+    a time budget (``MEMTRACE_AUDIT_TIMEOUT_S``); past it a 422 says how to narrow the report.
     """
-    return await reports.build_report(session, project, filters)
+    return await reports.build_report(session, project, filters, settings.audit_timeout_s)
 
 
 @router.get(
@@ -54,7 +57,8 @@ async def get_report(session: SessionDep, filters: FiltersDep, project: ProjectD
     responses={200: {"content": {"text/html": {}}}, **html_route_responses(422, 503)},
 )
 async def get_report_html(
-    session: SessionDep, filters: FiltersDep, project: ProjectDep
+    session: BoundedReadSessionDep, settings: SettingsDep, filters: FiltersDep, project: ProjectDep
 ) -> HTMLResponse:
     """The same report as one self-contained HTML page with its plots embedded (no network)."""
-    return HTMLResponse(await reports.build_report_html(session, project, filters))
+    html = await reports.build_report_html(session, project, filters, settings.audit_timeout_s)
+    return HTMLResponse(html)

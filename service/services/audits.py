@@ -1,7 +1,8 @@
 """Audits: read-only questions asked of a whole project, each a documented Cypher statement.
 
 This module checks the audit's name and parameters against the catalogue
-(``service.audits.catalogue``) and asks the repository for one page of rows.
+(``service.audits.catalogue``) and asks the repository for one page of rows, within one time
+budget for every read the page needs (``MEMTRACE_AUDIT_TIMEOUT_S``).
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from service.audits.catalogue import AUDITS
 from service.audits.parameters import parse_parameters
 from service.audits.spec import AuditSpec
 from service.audits.words import answer_needles
-from service.errors import AuditNotFound
+from service.errors import AuditNotFound, ReadTimedOut
 from service.models.audits import AuditInfo, AuditPage
 from service.repository import audits
+from service.repository.bounded import Deadline
 
 
 def list_audits() -> list[AuditInfo]:
@@ -45,17 +47,31 @@ async def run_audit(
     skip: int,
     limit: int,
     candidate_scan: int,
+    budget_s: float,
 ) -> AuditPage:
     """One page of the audit's rows for ``project``; 404 for an unknown audit, 422 for a bad
-    parameter (both before Neo4j is asked anything)."""
+    parameter (both before Neo4j is asked anything); ``ReadTimedOut`` (422) naming the audit and
+    how to narrow it when its reads take longer than ``budget_s`` seconds together.
+    ``session`` must be a read-access session."""
     spec = get_spec(name)
     params = parse_parameters(spec, given)
     statement_params = {**params, "project": project}
-    if spec.answer_needles:
-        statement_params["needles"] = await _needles(session, project, params)
-    rows, next_skip = await audits.audit_page(
-        session, spec.statement, statement_params, skip, limit, spec.keep, candidate_scan
-    )
+    deadline = Deadline.starting_now(budget_s)
+    try:
+        if spec.answer_needles:
+            statement_params["needles"] = await _needles(session, deadline, project, params)
+        rows, next_skip = await audits.audit_page(
+            session,
+            deadline,
+            spec.statement,
+            statement_params,
+            skip,
+            limit,
+            spec.keep,
+            candidate_scan,
+        )
+    except ReadTimedOut as e:
+        raise _too_long(spec, limit, budget_s) from e
     columns = [c.name for c in spec.info.columns]
     return AuditPage(
         audit=name,
@@ -69,12 +85,29 @@ async def run_audit(
     )
 
 
+def _too_long(spec: AuditSpec, limit: int, budget_s: float) -> ReadTimedOut:
+    """What to tell a caller whose page ran out of time: which audit, and what narrows it."""
+    fewer = f"ask for fewer rows than {limit}, then page on with skip"
+    details: list[dict[str, Any]] = [{"loc": ["query", "limit"], "msg": fewer}]
+    details += [
+        {"loc": ["query", p.name], "msg": f"narrows the audit to one {p.name}"}
+        for p in spec.info.parameters
+        if p.choices
+    ]
+    scans = " (a page of this audit reads candidates until it has its rows)" if spec.keep else ""
+    return ReadTimedOut(
+        f"audit {spec.name!r} ran longer than its time budget of {budget_s:g} s and was "
+        f"stopped{scans}; ask for a smaller page (limit, now {limit}) and go on from next_skip",
+        details=details,
+    )
+
+
 async def _needles(
-    session: AsyncSession, project: str, params: dict[str, Any]
+    session: AsyncSession, deadline: Deadline, project: str, params: dict[str, Any]
 ) -> dict[str, list[str]] | None:
     """Per failed case, the stems of its expected answer, for the Cypher pre-filter of
     ``min_answer_coverage``; None when that is 0 (every structural candidate is reported)."""
     if params["min_answer_coverage"] == 0:
         return None
-    answers = await audits.failed_case_answers(session, project)
+    answers = await audits.failed_case_answers(session, deadline, project)
     return {case_id: answer_needles(text) for case_id, text in answers.items()}

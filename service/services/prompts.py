@@ -21,6 +21,7 @@ from service.models.prompts import (
     PromptVersionSummary,
 )
 from service.repository import prompts as repo
+from service.repository.bounded import Deadline
 from service.repository.prompts import VersionRow
 
 _LAST = datetime.max.replace(tzinfo=UTC)
@@ -57,9 +58,12 @@ def _checked(name: str) -> str:
         raise InvalidInput(str(e), details=[{"loc": ["path", "name"], "msg": str(e)}]) from None
 
 
-async def list_prompts(session: AsyncSession, project: str) -> list[PromptSummary]:
-    """Every prompt of the project, by name, each with its versions oldest first."""
-    rows = await repo.versions(session, project, None, with_text=False)
+async def list_prompts(
+    session: AsyncSession, project: str, deadline: Deadline | None = None
+) -> list[PromptSummary]:
+    """Every prompt of the project, by name, each with its versions oldest first (read within
+    ``deadline`` when given)."""
+    rows = await repo.versions(session, project, None, with_text=False, deadline=deadline)
     return [
         PromptSummary(
             name=name,
@@ -111,6 +115,10 @@ async def labels(session: AsyncSession, project: str) -> dict[str, str]:
     }
 
 
-async def version_rates(session: AsyncSession, project: str) -> list[PromptVersionSummary]:
-    """Every version of every prompt, in name order then version order (the report's table)."""
-    return [v for prompt in await list_prompts(session, project) for v in prompt.versions]
+async def version_rates(
+    session: AsyncSession, project: str, deadline: Deadline
+) -> list[PromptVersionSummary]:
+    """Every version of every prompt, in name order then version order (the report's table),
+    read within the report's ``deadline``."""
+    prompts = await list_prompts(session, project, deadline)
+    return [v for prompt in prompts for v in prompt.versions]

@@ -1,7 +1,8 @@
 """Error-distribution reports: counting a project's stored attributions, as JSON or as HTML.
 
 The repository hands over one row per case; everything here is counting those rows, so every
-number of a report can be re-derived from ``GET /attributions`` and ``GET /cases``.
+number of a report can be re-derived from ``GET /attributions`` and ``GET /cases``. Its reads
+share one time budget (``MEMTRACE_AUDIT_TIMEOUT_S``), as an audit page's do.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import get_args
 
 from neo4j import AsyncSession
 
-from service.errors import InvalidInput
+from service.errors import InvalidInput, ReadTimedOut
 from service.models.attribution import ErrorType
 from service.models.reports import (
     BlamedOperationCount,
@@ -31,6 +32,7 @@ from service.models.reports import (
     TrendRow,
 )
 from service.repository import reports
+from service.repository.bounded import Deadline
 from service.repository.reports import CaseRow
 from service.services.prompts import version_rates
 from service.services.times import in_utc
@@ -196,21 +198,44 @@ def summarise(project: str, filters: ReportFilters, rows: list[CaseRow]) -> Repo
     )
 
 
-async def build_report(session: AsyncSession, project: str, filters: ReportFilters) -> Report:
-    """The error report of ``project``; an empty project gives a report of zeros."""
+def _too_long(budget_s: float) -> ReadTimedOut:
+    """What to tell a caller whose report ran out of time: what narrows it."""
+    return ReadTimedOut(
+        f"the report ran longer than its time budget of {budget_s:g} s and was stopped; "
+        "narrow it to a time range (since, until) or to one system",
+        details=[
+            {"loc": ["query", "since"], "msg": "count only cases answered from this time"},
+            {"loc": ["query", "until"], "msg": "count only cases answered before this time"},
+            {"loc": ["query", "system"], "msg": "count only this system's cases"},
+        ],
+    )
+
+
+async def build_report(
+    session: AsyncSession, project: str, filters: ReportFilters, budget_s: float
+) -> Report:
+    """The error report of ``project``; an empty project gives a report of zeros.
+    ``ReadTimedOut`` (422) when its reads take longer than ``budget_s`` seconds together;
+    ``session`` must be a read-access session."""
     filters = check_filters(filters)
-    rows = await reports.case_rows(session, project, filters.system, filters.since, filters.until)
-    versions = [
-        PromptVersionRate(name=v.label.rsplit("@", 1)[0], **v.model_dump())
-        for v in await version_rates(session, project)
-    ]
+    deadline = Deadline.starting_now(budget_s)
+    try:
+        rows = await reports.case_rows(
+            session, deadline, project, filters.system, filters.since, filters.until
+        )
+        rates = await version_rates(session, project, deadline)
+    except ReadTimedOut as e:
+        raise _too_long(budget_s) from e
+    versions = [PromptVersionRate(name=v.label.rsplit("@", 1)[0], **v.model_dump()) for v in rates]
     return summarise(project, filters, rows).model_copy(update={"prompt_versions": versions})
 
 
-async def build_report_html(session: AsyncSession, project: str, filters: ReportFilters) -> str:
+async def build_report_html(
+    session: AsyncSession, project: str, filters: ReportFilters, budget_s: float
+) -> str:
     """The same report as one self-contained HTML page (plots embedded, no network needed)."""
     from service.report_html import render_report  # matplotlib loads only when HTML is asked for
 
-    report = await build_report(session, project, filters)
+    report = await build_report(session, project, filters, budget_s)
     # Drawing the plots takes a few hundred milliseconds: not on the event loop.
     return await asyncio.to_thread(render_report, report)
