@@ -1,21 +1,25 @@
-"""Attribution jobs before and after a change, in one run on one Neo4j: cases/s of each under the
+"""Attribution before and after a change, in one run on one Neo4j: cases/s of each under the
 same machine load, and their results field by field.
 
 Run: ``python -m benchmarks.attribution_before_after --before DIR`` where ``DIR`` is a checkout
 of the code before the change (say ``git worktree add --detach ../before main``); the code after
-is this checkout. ``--quick``: 2 conversations.
+is this checkout. ``--quick``: fewer conversations.
 
-One Neo4j holds the LoCoMo-derived traces (one project per conversation). Two services run on it,
-one from each checkout. Then, ``--rounds`` times, every project's job (``refresh``) runs on the
-"before" service and then on the "after" service, one project at a time as
-``benchmarks.attribution_job`` does; alternating spreads a change in machine load over both. The
-results of the last round are compared (``benchmarks.attr_invariance``: only timing fields may
-differ). Figures go to ``benchmarks/results/attribution_before_after.json``.
+One Neo4j holds the traces of every shape in ``--shapes`` (``benchmarks.attribution_job``
+describes them: LoCoMo per conversation, and the whole-store shape whose retrievals consume every
+memory). Two services run on it, one from each checkout. Then, ``--rounds`` times and per shape,
+every project's job (``refresh``) runs on the "before" service and then on the "after" service,
+one project at a time as ``benchmarks.attribution_job`` does, and (unless ``--jobs-only``) every
+failed case is attributed by ``POST /attribute`` (refresh), ``--concurrency`` at a time, on each;
+alternating spreads a change in machine load over both. The job results of the last round are
+compared (``benchmarks.attr_invariance``: only timing fields may differ). Figures go to
+``benchmarks/results/attribution_before_after.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 import tempfile
@@ -26,12 +30,13 @@ from typing import Any
 import httpx
 
 from benchmarks.attr_invariance import differences
-from benchmarks.attr_run import ingest
-from benchmarks.attribution_job import job_results, jobs_pass, locomo
+from benchmarks.attr_run import attribute_all, ingest
+from benchmarks.attribution_job import SHAPES, job_results, jobs_pass, locomo
 from benchmarks.harness import fresh_neo4j, save
 from tests.support.servers import REPO, run_service
 
 COMMAND = "python -m benchmarks.attribution_before_after"
+CODES = ("before", "after")
 
 
 def all_results(client: httpx.Client, ended: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -45,62 +50,111 @@ def all_results(client: httpx.Client, ended: dict[str, dict[str, Any]]) -> dict[
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--before", type=Path, required=True, help="checkout before the change")
-    parser.add_argument("--quick", action="store_true", help="2 conversations")
+    parser.add_argument("--quick", action="store_true", help="fewer conversations")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--shapes", nargs="+", choices=SHAPES, default=list(SHAPES))
+    parser.add_argument("--jobs-only", action="store_true", help="no POST /attribute passes")
+    parser.add_argument("--concurrency", type=int, default=1, help="POST /attribute at a time")
     parser.add_argument("--locomo", default="../shared/data/locomo10")
     args = parser.parse_args(argv)
-    dataset = locomo(str(REPO / args.locomo), 2 if args.quick else None)
-    projects = sorted({b.batch["project"] for b in dataset.batches})
-    failed = sum(
-        1 for b in dataset.batches for c in b.batch["cases"] if c.get("verdict") == "failed"
-    )
+    datasets = {
+        shape: locomo(
+            str(REPO / args.locomo),
+            ((1 if shape == "whole-store" else 2) if args.quick else None),
+            shape,
+        )
+        for shape in args.shapes
+    }
     figures: dict[str, Any] = {
         "command": " ".join([COMMAND, *(argv or sys.argv[1:])]),
         "before": str(args.before.resolve()),
         "after": str(REPO),
-        "failed_cases": failed,
         "load_average_at_start": list(os.getloadavg()),
     }
     rows: list[dict[str, Any]] = []
-    seconds = {"before": 0.0, "after": 0.0}
-    results: dict[str, dict[str, Any]] = {}
-    with tempfile.TemporaryDirectory() as tmp, fresh_neo4j() as local, ExitStack() as stack:
+    # (shape, mode, code) -> wall seconds over all rounds
+    seconds: dict[tuple[str, str, str], float] = {}
+    results: dict[str, dict[str, dict[str, Any]]] = {}
+    # the traces are a few thousand nodes: a small Neo4j holds them (the machine is shared)
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        fresh_neo4j(heap="1g", pagecache="1g") as local,
+        ExitStack() as stack,
+    ):
         after = stack.enter_context(run_service(local.uri, Path(tmp)))
         before = stack.enter_context(
             run_service(local.uri, Path(tmp), checkout=args.before.resolve())
         )
         urls = {"before": before.url, "after": after.url}
         with httpx.Client(base_url=after.url, timeout=600) as client:
-            print(f"ingested in {ingest(client, dataset.batches):.1f} s", flush=True)
+            for dataset in datasets.values():
+                print(f"ingested in {ingest(client, dataset.batches):.1f} s", flush=True)
+
+        def measured(shape: str, mode: str, code: str, round_: int, cases: int, wall: float):
+            key = (shape, mode, code)
+            seconds[key] = seconds.get(key, 0.0) + wall
+            load = list(os.getloadavg())
+            rows.append(
+                {
+                    "shape": shape,
+                    "mode": mode,
+                    "round": round_,
+                    "code": code,
+                    "cases": cases,
+                    "seconds": round(wall, 2),
+                    "cases_per_s": round(cases / wall, 2),
+                    "load_average": load,
+                }
+            )
+            print(
+                f"  {shape:16} {mode:8} {code:6} round {round_}: {cases} cases {wall:6.1f} s "
+                f"{cases / wall:6.1f} cases/s (load {load[0]:.1f})",
+                flush=True,
+            )
+            figures["rows"] = rows
+            save("attribution_before_after", figures)  # so far, should the run be cut short
+
         for round_ in range(args.rounds):
-            for name in ("before", "after"):
-                with httpx.Client(base_url=urls[name], timeout=600) as client:
-                    wall, ended = jobs_pass(client, projects, together=False)
-                    seconds[name] += wall
-                    load = list(os.getloadavg())
-                    rows.append(
-                        {
-                            "round": round_,
-                            "code": name,
-                            "seconds": round(wall, 2),
-                            "cases_per_s": round(failed / wall, 2),
-                            "statuses": sorted({j["status"] for j in ended.values()}),
-                            "load_average": load,
-                        }
-                    )
-                    print(
-                        f"  {name:6} round {round_}: {failed} cases {wall:6.1f} s "
-                        f"{failed / wall:6.1f} cases/s (load {load[0]:.1f})",
-                        flush=True,
-                    )
-                    results[name] = all_results(client, ended)
-                figures["rows"] = rows
-                save("attribution_before_after", figures)  # so far, should the run be cut short
-    figures["cases_per_s"] = {k: round(failed * args.rounds / v, 2) for k, v in seconds.items()}
-    figures["speed_up"] = round(seconds["before"] / seconds["after"], 2)
-    figures["invariance"] = differences(results["before"], results["after"])
+            for shape, dataset in datasets.items():
+                projects = sorted({b.batch["project"] for b in dataset.batches})
+                cases = dataset.cases()
+                for code in CODES:
+                    with httpx.Client(base_url=urls[code], timeout=600) as client:
+                        wall, ended = jobs_pass(client, projects, together=False)
+                        statuses = sorted({j["status"] for j in ended.values()})
+                        if statuses != ["completed"]:
+                            print(f"  jobs ended {statuses}", flush=True)
+                        results[f"{shape}/{code}"] = all_results(client, ended)
+                    measured(shape, "job", code, round_, len(cases), wall)
+                    if not args.jobs_only:
+                        records, wall = asyncio.run(
+                            attribute_all(
+                                urls[code], "heuristic", cases, concurrency=args.concurrency
+                            )
+                        )
+                        errors = sum(1 for r in records if r["status"] == "error")
+                        if errors:
+                            print(f"  {errors} requests failed", flush=True)
+                        measured(shape, "request", code, round_, len(cases), wall)
+    figures["cases_per_s"] = {
+        f"{shape} {mode} {code}": round(len(datasets[shape].cases()) * args.rounds / wall, 2)
+        for (shape, mode, code), wall in sorted(seconds.items())
+    }
+    figures["speed_up"] = {
+        f"{shape} {mode}": round(
+            seconds[(shape, mode, "before")] / seconds[(shape, mode, "after")], 2
+        )
+        for (shape, mode, code) in sorted(seconds)
+        if code == "after"
+    }
+    figures["invariance"] = {
+        shape: differences(results[f"{shape}/before"], results[f"{shape}/after"])
+        for shape in datasets
+    }
     figures["load_average_at_end"] = list(os.getloadavg())
-    print(f"cases/s {figures['cases_per_s']}, after/before {figures['speed_up']}x")
+    for name, value in figures["cases_per_s"].items():
+        print(f"  {name:32} {value:6.2f} cases/s")
+    print(f"after/before: {figures['speed_up']}")
     print(f"after vs before, field by field: {figures['invariance']}", flush=True)
     path = save("attribution_before_after", figures)
     print(f"written to {path}")

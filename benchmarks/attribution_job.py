@@ -2,7 +2,16 @@
 
 Run: ``python -m benchmarks.attribution_job`` (``--quick``: 2 conversations).
 
-1. A fresh Neo4j and the service on it; the LoCoMo-derived traces, one project per conversation.
+Two shapes of trace (``--shape``):
+
+- ``per-conversation`` (default): the LoCoMo-derived traces (observations pipeline), one project
+  per conversation; a retrieval consumes the memories it returned.
+- ``whole-store``: conversations :data:`WHOLE_STORE_CONVERSATIONS` traced by the Mem0-like
+  (observations: facts extracted per speaker) and the RAG-like (chunks) pipelines, all four traces
+  in one project, and each retrieval consumes every memory live at question time, as a vector
+  search reads the whole store. An answer's ancestry is then its whole conversation's trace.
+
+1. A fresh Neo4j and the service on it; the traces of the chosen shape.
 2. Per-request baseline: ``POST /attribute`` (refresh) for every failed case, 2 at a time, as
    ``benchmarks.attribution`` measures it.
 3. Jobs one after the other: ``POST /attribution-jobs?project=P`` with ``refresh`` for each
@@ -46,8 +55,28 @@ from benchmarks.datasets import load_locomo
 from benchmarks.harness import fresh_neo4j, percentile, save
 from tests.support.servers import REPO, run_service
 
+SHAPES = ("per-conversation", "whole-store")
+WHOLE_STORE_CONVERSATIONS = ("26", "41")
+WHOLE_STORE_PIPELINES = ("observations", "rag")
+WHOLE_STORE_PROJECT = "locomo-whole-store"
 
-def locomo(path: str, limit: int | None) -> Dataset:
+
+def locomo(path: str, limit: int | None, shape: str = "per-conversation") -> Dataset:
+    """The traces of ``shape`` (see the module docstring); ``limit`` conversations at most."""
+    if shape == "whole-store":
+        chosen = list(WHOLE_STORE_CONVERSATIONS[:limit])
+        batches = [
+            b
+            for pipeline in WHOLE_STORE_PIPELINES
+            for b in load_locomo(
+                path,
+                conversations=chosen,
+                pipeline=pipeline,
+                search="whole_store",
+                project=WHOLE_STORE_PROJECT,
+            )
+        ]
+        return Dataset("locomo-whole-store", batches)
     batches = load_locomo(path, limit=limit)
     return Dataset("locomo", [in_project(b, f"locomo-{b.hidden['conversation']}") for b in batches])
 
@@ -164,8 +193,9 @@ def summary(name: str, cases: int, wall: float, jobs: dict[str, dict[str, Any]])
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="2 conversations")
+    parser.add_argument("--quick", action="store_true", help="2 conversations (whole-store: 1)")
     parser.add_argument("--locomo", default="../shared/data/locomo10")
+    parser.add_argument("--shape", choices=SHAPES, default="per-conversation")
     parser.add_argument("--jobs-only", action="store_true", help="no per-request baseline")
     parser.add_argument("--one-pass", action="store_true", help="no jobs-all-at-once pass")
     parser.add_argument("--service-repo", type=Path, help="run the service from this checkout")
@@ -175,15 +205,17 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.service_repo:  # run_service starts uvicorn in REPO: point it at the other checkout
         tests.support.servers.REPO = args.service_repo.resolve()
-    dataset = locomo(str(REPO / args.locomo), 2 if args.quick else None)
+    quick = (1 if args.shape == "whole-store" else 2) if args.quick else None
+    dataset = locomo(str(REPO / args.locomo), quick, args.shape)
     projects = sorted({b.batch["project"] for b in dataset.batches})
     cases = dataset.cases()
     failed = sum(
         1 for b in dataset.batches for c in b.batch["cases"] if c.get("verdict") == "failed"
     )
-    print(f"LoCoMo: {len(projects)} projects, {failed} failed cases", flush=True)
+    print(f"LoCoMo {args.shape}: {len(projects)} projects, {failed} failed cases", flush=True)
     figures: dict[str, Any] = {
         "command": "python -m benchmarks.attribution_job " + " ".join(argv or sys.argv[1:]),
+        "shape": args.shape,
         "dataset": dataset.sizes(),
         "failed_cases": failed,
         "service_repo": str(args.service_repo or REPO),

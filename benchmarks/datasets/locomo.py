@@ -12,6 +12,12 @@ evidence turn no observation cites lost its information at extraction. Per conve
   (kind ``response``) answers mechanically: with the first retrieved memory citing the evidence
   turn, or, for a deterministic ~30% of those, deliberately wrong; "I don't know" otherwise.
 
+``search`` says what a retrieval operation consumes: ``top_k`` (default) the memories it chose,
+``whole_store`` every memory live at question time, as a vector search reads the whole store
+(and as Mem0's search or a RAG retriever is traced when the tracer records what was scored, not
+only what was returned). The context, the answers and the labels are the same either way; the
+answer's ancestry is then the whole conversation's trace, which is what an attribution reads.
+
 Labels follow mechanically: evidence cited by no observation -> ExtractionError (that session's
 extraction for the evidence turn's speaker); cited but no citing memory retrieved ->
 RetrievalError; retrieved but answered wrong -> ResponseError; else the case passed.
@@ -42,6 +48,7 @@ from .locomo_source import (
 
 SYSTEM = "locomo"
 PIPELINES = ("observations", "rag", "long_context")
+SEARCHES = ("top_k", "whole_store")
 SYSTEMS = {"observations": SYSTEM, "rag": "locomo-rag", "long_context": "locomo-long"}
 CHUNK_TURNS = 4
 CHUNK_CHARS = 600  # the RAG chunker's budget: a turn that does not fit is silently dropped
@@ -106,11 +113,19 @@ class _Builder:
     """Builds one conversation's batch; keeps the observation citations on the side."""
 
     def __init__(
-        self, conv: LocomoConversation, project: str, seed: int, pipeline: str = "observations"
+        self,
+        conv: LocomoConversation,
+        project: str,
+        seed: int,
+        pipeline: str = "observations",
+        search: str = "top_k",
     ) -> None:
+        if search not in SEARCHES:
+            raise ValueError(f"search must be one of {SEARCHES}, not {search!r}")
         self.conv = conv
         self.seed = seed
         self.pipeline = pipeline
+        self.search = search
         self.system = SYSTEMS[pipeline]
         tag = ("locomo", conv.name) if pipeline == "observations" else (pipeline, conv.name)
         self.b = BatchBuilder(project, batch_tag(project, *tag), conv.sessions[0].when)
@@ -296,7 +311,8 @@ class _Builder:
         else:
             chosen = [self.memories[i] for i in index.top(qa.question, top_k)]
             context = b.unit("context", "\n".join(b.content[u] for u in chosen))
-            inputs = [query, *chosen]
+            # no memory is ever replaced or deleted here: every one is live at question time
+            inputs = [query, *(self.memories if self.search == "whole_store" else chosen)]
             citing = [
                 u for u in chosen if evidence in self.citations[u] or holds(b.content[u], phrase)
             ]
@@ -363,9 +379,11 @@ def build_conversation(
     evidence_fraction: float = 0.5,
     seed: int = 0,
     pipeline: str = "observations",
+    search: str = "top_k",
 ) -> LabelledBatch:
-    """One labelled batch for one parsed LoCoMo conversation traced by ``pipeline``."""
-    builder = _Builder(conv, project, seed, pipeline)
+    """One labelled batch for one parsed LoCoMo conversation traced by ``pipeline``, its
+    retrievals consuming what ``search`` says (see the module docstring)."""
+    builder = _Builder(conv, project, seed, pipeline, search)
     builder.sessions()
     builder.questions(top_k, wrong_fraction, evidence_fraction)
     hidden = {
@@ -390,6 +408,7 @@ def load_locomo(
     evidence_fraction: float = 0.5,
     seed: int = 0,
     pipeline: str = "observations",
+    search: str = "top_k",
 ) -> list[LabelledBatch]:
     """One labelled batch per LoCoMo conversation file under ``path``.
 
@@ -410,6 +429,7 @@ def load_locomo(
             evidence_fraction=evidence_fraction,
             seed=seed,
             pipeline=pipeline,
+            search=search,
         )
         for f in files[:limit]
     ]

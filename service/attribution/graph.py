@@ -60,6 +60,8 @@ class Node:
 
 PREPARED = "node"
 """The key of a prepared row's node (no projected row has it)."""
+PREPARED_EDGES = "ordered_edges"
+"""The key of a prepared operation row's (inputs, outputs), each ordered by position."""
 
 
 def timestamp(value: Any) -> datetime | None:
@@ -78,9 +80,23 @@ def _attributes(raw: Any) -> Any:
 
 
 def prepared(row: dict[str, Any]) -> dict[str, Any]:
-    """The row with its node made: for rows many cases read (a scope's messages), so each is
-    decoded once, not once per case. A node is immutable, so graphs can share it."""
-    return {**row, PREPARED: _node(row)}
+    """The row with its node made (and an operation's edges ordered): for rows many cases read
+    (a scope's messages, a job's ancestors), so each is decoded once, not once per case. A node
+    is immutable, so graphs can share it (and the edge lists, which no graph changes)."""
+    made = {**row, PREPARED: _node(row)}
+    if row.get("is_operation"):
+        made[PREPARED_EDGES] = _ordered_edges(row)
+    return made
+
+
+def _ordered_edges(row: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """An operation row's input and output unit ids, each in position order."""
+    made = row.get(PREPARED_EDGES)
+    if made is not None:
+        return made  # type: ignore[no-any-return]
+    ins = sorted((pos, uid) for kind, uid, pos in row["edges"] if kind == "CONSUMES")
+    outs = sorted((pos, uid) for kind, uid, pos in row["edges"] if kind == "PRODUCES")
+    return [uid for _, uid in ins], [uid for _, uid in outs]
 
 
 def _node(row: dict[str, Any]) -> Node:
@@ -136,10 +152,8 @@ class CaseGraph:
                 self.units.setdefault(node.id, node)
         for row in new_ops:
             op = row["id"]
-            ins = sorted((pos, uid) for kind, uid, pos in row["edges"] if kind == "CONSUMES")
-            outs = sorted((pos, uid) for kind, uid, pos in row["edges"] if kind == "PRODUCES")
-            self.inputs[op] = [uid for _, uid in ins]
-            self.outputs[op] = [uid for _, uid in outs]
+            # a prepared row's lists are shared by every graph: never changed in place
+            self.inputs[op], self.outputs[op] = _ordered_edges(row)
             for uid in self.inputs[op]:
                 self.consumers[uid].append(op)
             for uid in self.outputs[op]:

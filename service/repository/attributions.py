@@ -12,6 +12,7 @@ from cypher import query
 from service.db import store_errors
 from service.models.attribution import AttributionResult
 from service.models.cases import CaseView
+from service.repository.attribution_rows import RowCache, listed_rows
 from service.repository.cases import read_case
 
 
@@ -26,14 +27,18 @@ class CaseInputs:
 
 
 async def _case_inputs(
-    tx: AsyncManagedTransaction, project: str, case_id: str, limit: int
+    tx: AsyncManagedTransaction,
+    project: str,
+    case_id: str,
+    limit: int,
+    cache: RowCache | None = None,
 ) -> CaseInputs:
     case = await read_case(tx, project, case_id)
     if case is None or case.answer_unit is None:
         return CaseInputs(case)
-    ancestors = await _ancestor_rows(tx, project, case.answer_unit, limit)
+    ancestors = await _ancestor_rows(tx, project, case.answer_unit, limit, cache)
     derived = (
-        await _descendant_rows(tx, project, case.evidence_units, limit)
+        await _descendant_rows(tx, project, case.evidence_units, limit, cache)
         if case.evidence_units
         else []
     )
@@ -48,20 +53,33 @@ async def case_graph(session: AsyncSession, project: str, case_id: str, limit: i
 
 @store_errors
 async def case_graphs(
-    session: AsyncSession, project: str, case_ids: list[str], limit: int
+    session: AsyncSession,
+    project: str,
+    case_ids: list[str],
+    limit: int,
+    cache: RowCache | None = None,
 ) -> dict[str, CaseInputs]:
     """Many cases' inputs in one read transaction (an attribution job's batch): one
-    transaction's overhead for the batch instead of one per case."""
+    transaction's overhead for the batch instead of one per case. With ``cache`` (a job's),
+    rows read before are taken from it, not read again (``attribution_rows``)."""
 
     async def work(tx: AsyncManagedTransaction) -> dict[str, CaseInputs]:
-        return {cid: await _case_inputs(tx, project, cid, limit) for cid in case_ids}
+        return {cid: await _case_inputs(tx, project, cid, limit, cache) for cid in case_ids}
 
     return await session.execute_read(work)
 
 
 async def _ancestor_rows(
-    tx: AsyncManagedTransaction, project: str, unit_id: str, limit: int
+    tx: AsyncManagedTransaction,
+    project: str,
+    unit_id: str,
+    limit: int,
+    cache: RowCache | None = None,
 ) -> list[dict[str, Any]]:
+    if cache is not None:
+        return await listed_rows(
+            tx, project, "attribution/ancestor_ids", cache, unit_id=unit_id, limit=limit
+        )
     result = await tx.run(
         query("attribution/ancestors"), project=project, unit_id=unit_id, limit=limit
     )
@@ -70,8 +88,16 @@ async def _ancestor_rows(
 
 
 async def _descendant_rows(
-    tx: AsyncManagedTransaction, project: str, unit_ids: list[str], limit: int
+    tx: AsyncManagedTransaction,
+    project: str,
+    unit_ids: list[str],
+    limit: int,
+    cache: RowCache | None = None,
 ) -> list[dict[str, Any]]:
+    if cache is not None:
+        return await listed_rows(
+            tx, project, "attribution/descendant_ids", cache, unit_ids=unit_ids, limit=limit
+        )
     result = await tx.run(
         query("attribution/descendants"), project=project, unit_ids=unit_ids, limit=limit
     )
@@ -81,11 +107,16 @@ async def _descendant_rows(
 
 @store_errors
 async def descendants(
-    session: AsyncSession, project: str, unit_ids: list[str], limit: int
+    session: AsyncSession,
+    project: str,
+    unit_ids: list[str],
+    limit: int,
+    cache: RowCache | None = None,
 ) -> list[dict[str, Any]]:
-    """Projected rows of everything derived from ``unit_ids`` (at most ``limit`` nodes)."""
+    """Projected rows of everything derived from ``unit_ids`` (at most ``limit`` nodes);
+    through ``cache`` when given (``attribution_rows``)."""
 
-    return await session.execute_read(_descendant_rows, project, unit_ids, limit)
+    return await session.execute_read(_descendant_rows, project, unit_ids, limit, cache)
 
 
 def _stored_row(result: AttributionResult, job: str | None) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from service.errors import CaseNotFound, InvalidInput, NotFound
 from service.models.attribution import AttributeRequest, AttributionResult
 from service.models.cases import CaseView
 from service.repository import attribution_scope, attributions
+from service.repository.attribution_rows import RowCache
 from service.services.attribution_scope import ScopeReads
 from service.settings import Settings
 
@@ -29,7 +30,8 @@ class RepositorySource:
     """The engine's view of the rest of the graph, read through the repository.
 
     ``session`` is used by one case at a time (a Neo4j session is not shared by concurrent work).
-    ``scope_reads``, when given, is shared by the cases of a job: a scope is read once.
+    ``scope_reads``, when given, is shared by the cases of a job: a scope is read once;
+    ``rows`` likewise: a node's row is read once (``repository.attribution_rows``).
     """
 
     session: AsyncSession
@@ -38,12 +40,15 @@ class RepositorySource:
     prefetched: dict[tuple[str, ...], list[dict[str, Any]]]
     embedder: EndpointEmbedder | None = None
     scope_reads: ScopeReads | None = None
+    rows: RowCache | None = None
 
     async def descendants(self, unit_ids: list[str]) -> list[dict[str, Any]]:
         rows = self.prefetched.get(tuple(unit_ids))
         if rows is not None:  # read with the case, in the same transaction
             return rows
-        return await attributions.descendants(self.session, self.project, unit_ids, self.limit)
+        return await attributions.descendants(
+            self.session, self.project, unit_ids, self.limit, self.rows
+        )
 
     async def scope_messages(self, scope: Scope) -> list[dict[str, Any]]:
         if self.scope_reads is not None:

@@ -57,6 +57,7 @@ from service.models.attribution import AttributeRequest
 from service.repository import attribution_jobs as jobs
 from service.repository import attributions
 from service.repository.attribution_jobs import CaseOutcome, PendingCase
+from service.repository.attribution_rows import RowCache
 from service.services.attribution import (
     RepositorySource,
     attribute_inputs,
@@ -190,7 +191,9 @@ async def run_job(driver: AsyncDriver, database: str, settings: Settings, run: _
 class _Shared:
     """What every case of a job's runner shares: the driver (a session per case in flight),
     the embedder, the scopes' messages read so far (``attribution_scope.ScopeReads``: a
-    conversation's messages are read once, not once per case) and the bound on cases in flight.
+    conversation's messages are read once, not once per case), the rows of the nodes read so far
+    (``attribution_rows.RowCache``: where every retrieval consumes the whole store, a
+    conversation's cases share almost all of their graphs) and the bound on cases in flight.
     (The engine keeps one search index per case scope in the process, so a job's cases of one
     conversation search it once.)"""
 
@@ -199,6 +202,7 @@ class _Shared:
     settings: Settings
     embedder: EndpointEmbedder | None
     scope_reads: ScopeReads
+    rows: RowCache = field(default_factory=RowCache)
     in_flight: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(CASES_IN_FLIGHT))
 
 
@@ -301,7 +305,7 @@ async def attribute_batch(
         return outcomes
     settings = shared.settings
     limit = settings.attribution_graph_limit
-    inputs = await attributions.case_graphs(session, spec.project, todo, limit)
+    inputs = await attributions.case_graphs(session, spec.project, todo, limit, shared.rows)
 
     async def one(case_id: str) -> CaseOutcome:
         async with shared.in_flight:
@@ -313,7 +317,13 @@ async def attribute_batch(
                 judge = build_judge(spec.request, settings)
                 async with shared.driver.session(database=shared.database) as own:
                     source = RepositorySource(
-                        own, spec.project, limit, {}, shared.embedder, shared.scope_reads
+                        own,
+                        spec.project,
+                        limit,
+                        {},
+                        shared.embedder,
+                        shared.scope_reads,
+                        shared.rows,
                     )
                     result = await attribute_inputs(inputs[case_id], judge, source)
             except StoreUnavailable:

@@ -1,0 +1,10 @@
+// The nodes attribution/ancestors returns, by id only, in the same order: for a reader that
+// keeps the rows it has read before (an attribution job, service/services/attribution_nodes.py)
+// and fetches only the others with attribution/nodes. Each as [id, is operation, cacheable]:
+// a unit stored by id only (defined = false) may be defined later, so it is never kept.
+// $params: project (string), unit_id (string), limit (int: at most this many nodes)
+MATCH (start:Unit {project: $project, id: $unit_id})
+MATCH (start)-[:PRODUCED_BY|CONSUMES*0..]->(x)
+WITH DISTINCT x
+LIMIT $limit
+RETURN collect([x.id, x:Operation, x:Operation OR x.defined = true]) AS nodes

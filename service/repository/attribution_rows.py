@@ -1,0 +1,83 @@
+"""Reading an attribution's rows through a cache of the rows a job has read before.
+
+Why: where a retrieval consumes every memory live at question time (as a vector search reads
+the whole store), one answer's ancestors are its whole conversation's trace, and what derives
+from an evidence message reaches every later retrieval of it, each with every memory as an
+input. The cases of one conversation then read, transfer and decode the same thousands of rows
+(and tens of thousands of edges) again and again. So a job lists each case's nodes by id
+(``attribution/ancestor_ids``, ``attribution/descendant_ids``: the same traversal, the same
+order) and fetches only the rows it has not read yet (``attribution/nodes``), decoded once
+(``graph.prepared``).
+
+What it means for results: none, as long as a node read earlier in the job is still what it
+was; units and operations are written once, except a unit stored by id only (``defined`` false),
+which a later batch may define: those are never kept, always read again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, LiteralString
+
+from neo4j import AsyncManagedTransaction
+
+from cypher import query
+from service.attribution.graph import prepared
+
+ROWS_KEPT = 200_000
+"""Rows kept at most (a few KB each with their edges); past it the cache starts again."""
+
+Key = tuple[bool, str]  # (is an operation, id): a unit and an operation may share an id
+
+
+@dataclass
+class RowCache:
+    """Prepared rows of the units and operations read so far, by :data:`Key`."""
+
+    limit: int = ROWS_KEPT
+    rows: dict[Key, dict[str, Any]] = field(default_factory=dict)
+
+    def keep(self, key: Key, row: dict[str, Any]) -> None:
+        if len(self.rows) >= self.limit:
+            self.rows.clear()
+        self.rows[key] = row
+
+
+async def listed_rows(
+    tx: AsyncManagedTransaction,
+    project: str,
+    listing: LiteralString,
+    cache: RowCache,
+    **params: Any,
+) -> list[dict[str, Any]]:
+    """The rows of the nodes that ``listing`` (``attribution/ancestor_ids`` or
+    ``descendant_ids``) names, in its order: from ``cache`` when read before, else fetched in
+    one query (and kept when they cannot change)."""
+    result = await tx.run(query(listing), project=project, **params)
+    record = await result.single()
+    listed: list[tuple[Key, bool]] = (
+        [((bool(op), str(uid)), bool(keepable)) for uid, op, keepable in record["nodes"]]
+        if record
+        else []
+    )
+    missing = [key for key, _ in listed if key not in cache.rows]
+    fetched: dict[Key, dict[str, Any]] = {}
+    if missing:
+        result = await tx.run(
+            query("attribution/nodes"),
+            project=project,
+            unit_ids=[uid for op, uid in missing if not op],
+            operation_ids=[uid for op, uid in missing if op],
+        )
+        record = await result.single()
+        for row in record["nodes"] if record else []:
+            fetched[(bool(row["is_operation"]), row["id"])] = prepared(row)
+    rows = []
+    for key, keepable in listed:
+        row = fetched.get(key) or cache.rows.get(key)
+        if row is None:  # one transaction reads both: only a node deleted meanwhile
+            continue
+        if keepable and key in fetched:
+            cache.keep(key, row)
+        rows.append(row)
+    return rows

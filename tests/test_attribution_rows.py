@@ -1,0 +1,155 @@
+"""A job reads each node of its project once (``repository.attribution_rows``): where every
+retrieval consumes the whole store, a conversation's cases share almost all of their graphs.
+The rows a case gets are the rows the per-case read gives, and a job's results are the
+per-request ones."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+from neo4j import AsyncGraphDatabase
+
+from service.attribution.graph import PREPARED, PREPARED_EDGES
+from service.repository import attributions
+from service.repository.attribution_rows import RowCache
+from tests.support.servers import Neo4jHandle
+from tests.test_attribution_reads import _job_results
+from tests.test_attribution_scope import DAY, _msg, _op, _results, _send, _unit
+
+LIMIT = 10_000
+
+
+def whole_store(p: str) -> dict[str, Any]:
+    """Two sessions extracted into memory entries (one updated), then three questions whose
+    retrievals each consume every memory live at question time. The first extraction also
+    read a note known by id only (``p-note``), which a later batch defines."""
+    t = f"{DAY}T10:00:"
+    units = [
+        _msg(f"{p}m1", "Alice: My sister Emma lives in Denver.", f"{t}00Z"),
+        _msg(f"{p}m2", "Alice: I work as a nurse at the children's hospital.", f"{t}01Z"),
+        _msg(f"{p}m3", "Alice: I moved to the night shift last week.", f"{t}10Z"),
+        _msg(f"{p}m4", "Alice: I adopted a beagle named Max.", f"{t}11Z"),
+    ]
+    ops = [
+        _op(
+            f"{p}x1",
+            "extraction",
+            f"{t}02Z",
+            [f"{p}m1", f"{p}m2", f"{p}note"],
+            [
+                _unit(f"{p}f1", "memory", "Alice has a sister", memory_id=f"{p}sister"),
+                _unit(f"{p}f2", "memory", "Works as a nurse", memory_id=f"{p}job"),
+            ],
+            user_id="alice",
+        ),
+        _op(
+            f"{p}x2",
+            "extraction",
+            f"{t}12Z",
+            [f"{p}m3", f"{p}m4"],
+            [
+                _unit(f"{p}f3", "memory", "Alice has a beagle", memory_id=f"{p}pet"),
+                _unit(f"{p}f4", "memory", "Night shift nurse", memory_id=f"{p}job"),
+            ],
+            user_id="alice",
+        ),
+    ]
+    store = [f"{p}f1", f"{p}f3", f"{p}f4"]  # f2 was replaced by f4
+    cases = []
+    questions = [
+        ("Where does Alice's sister live?", "Denver", "I don't know"),
+        ("What is Alice's dog called?", "Max", "Rex"),
+        ("Which shift does Alice work?", "the night shift", "the day shift"),
+    ]
+    for n, (question, expected, wrong) in enumerate(questions, start=1):
+        ops.append(
+            _op(
+                f"{p}r{n}",
+                "retrieval",
+                f"{DAY}T12:00:{10 * n:02d}Z",
+                [_unit(f"{p}q{n}", "query", question), *store],
+                [_unit(f"{p}c{n}", "context", "Alice has a beagle\nNight shift nurse")],
+                user_id="alice",
+            )
+        )
+        ops.append(
+            _op(
+                f"{p}a{n}",
+                "response",
+                f"{DAY}T12:00:{10 * n + 1:02d}Z",
+                [f"{p}q{n}", f"{p}c{n}"],
+                [_unit(f"{p}ans{n}", "answer", wrong)],
+                user_id="alice",
+            )
+        )
+        cases.append(
+            {
+                "id": f"{p}case{n}",
+                "question": question,
+                "expected_answer": expected,
+                "answer_unit": f"{p}ans{n}",
+                "verdict": "failed",
+                "evidence_units": [f"{p}m4"] if n == 2 else [],
+            }
+        )
+    return {"units": units, "operations": ops, "cases": cases}
+
+
+def _plain(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows without what ``graph.prepared`` adds."""
+    return [{k: v for k, v in r.items() if k not in (PREPARED, PREPARED_EDGES)} for r in rows]
+
+
+def _read(neo4j: Neo4jHandle, project: str, cases: list[str], cache: RowCache | None) -> Any:
+    async def go() -> Any:
+        auth = (neo4j.user, neo4j.password)
+        async with (
+            AsyncGraphDatabase.driver(neo4j.uri, auth=auth) as driver,
+            driver.session() as session,
+        ):
+            return await attributions.case_graphs(session, project, cases, LIMIT, cache)
+
+    return asyncio.run(go())
+
+
+def test_rows_through_the_cache_are_the_per_case_rows_read_once(
+    client: httpx.Client, neo4j: Neo4jHandle, project: str
+) -> None:
+    _send(client, project, whole_store("w-"))
+    cases = ["w-case1", "w-case2", "w-case3"]
+    cache = RowCache()
+    cached = _read(neo4j, project, cases, cache)
+    plain = _read(neo4j, project, cases, None)
+    for case in cases:
+        assert _plain(cached[case].ancestors) == plain[case].ancestors
+        assert _plain(cached[case].derived) == plain[case].derived
+    assert plain["w-case2"].derived  # the case names its evidence: its descendants were read
+    # the memories and everything they rest on were read for the first case, taken by the others
+    first = {r["id"]: r for r in cached["w-case1"].ancestors}
+    shared = [r for r in cached["w-case3"].ancestors if r["id"] in first and r["id"] != "w-note"]
+    assert {r["id"] for r in shared} >= {"w-f1", "w-f3", "w-f4", "w-x1", "w-x2", "w-m1"}
+    assert all(r is first[r["id"]] for r in shared)
+    # a unit known by id only is never kept: once defined, the next read has its content
+    assert (False, "w-note") not in cache.rows
+    _send(client, project, {"units": [_msg("w-note", "Alice: Note to self.", f"{DAY}T09:00:00Z")]})
+    again = _read(neo4j, project, ["w-case1"], cache)
+    note = next(r for r in again["w-case1"].ancestors if r["id"] == "w-note")
+    assert note["content"] == "Alice: Note to self."
+    assert (
+        _plain(again["w-case1"].ancestors)
+        == _read(neo4j, project, ["w-case1"], None)["w-case1"].ancestors
+    )
+
+
+def test_a_job_on_a_whole_store_trace_gets_the_per_request_results(
+    client: httpx.Client, project: str
+) -> None:
+    _send(client, project, whole_store("a-"), whole_store("b-"))
+    cases = [f"{p}case{n}" for p in ("a-", "b-") for n in (1, 2, 3)]
+    by_job = _job_results(client, project)
+    one_by_one = dict(zip(cases, _results(client, project, cases), strict=True))
+    assert sorted(by_job) == sorted(cases)
+    assert by_job == one_by_one
+    assert by_job["a-case1"]["searched"]["units"] > len(whole_store("a-")["units"])
