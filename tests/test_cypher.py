@@ -151,3 +151,17 @@ def test_bad_bodies_are_422(client: httpx.Client, project: str) -> None:
     assert run(client, project, "RETURN 1", limit=0).status_code == 422
     long = "RETURN 1 " + " " * 30_000
     assert run(client, project, long).status_code == 422
+
+
+def test_unknown_body_fields_are_422_naming_them(client: httpx.Client, project: str) -> None:
+    # `project` comes from the query string; in the body it was ignored without a word.
+    response = client.post(
+        "/cypher",
+        params={"project": project},
+        json={"query": "RETURN 1 AS x", "project": "someone-else", "limt": 3},
+    )
+    assert response.status_code == 422, response.text
+    body = response.json()
+    assert body["error"] == "invalid_input"
+    assert sorted(d["loc"] for d in body["details"]) == [["body", "limt"], ["body", "project"]]
+

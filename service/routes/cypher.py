@@ -25,6 +25,7 @@ async def post_cypher(
     from nodes pinned to ``$project`` (e.g. ``(u:Unit {project: $project})``), is refused with a
     400 listing the reasons, before anything runs. The query then runs in a read-access
     transaction within a time budget (planning included), a row limit and a byte limit; a query
-    Neo4j stops (timeout, memory) gets a 422. ``$project`` is provided.
+    Neo4j stops (timeout, memory) gets a 422. ``$project`` is provided; a body field other than
+    ``query``, ``parameters`` and ``limit`` is a 422.
     """
     return await run_cypher(session, request, project, settings)
