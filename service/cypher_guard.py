@@ -16,13 +16,15 @@ backquoted names, so every name in the plan is letters, digits and ``_``.
    A scan is pinned when
    - it is an index seek whose condition, parsed into tokens, is an ``AND`` of conditions
      (no ``OR``/``XOR`` at its top level) one of which is exactly ``project = $project``; or
-   - the first ``Filter`` above it (only ``CacheProperties`` in between) has, as its *first*
-     ``AND``-ed condition, exactly ``<v>.project = $project`` (or ``cache[<v>.project] =
-     $project``) for the variable ``<v>`` the scan binds. First, because Neo4j evaluates the
-     conditions in that order and stops at the first false one: a later condition never sees a
-     node of another project, so it cannot leak one through an error (``1/0``) either.
-     Pin filters holding quotes are not trusted (the planner turns literals into parameters,
-     so real ones hold none).
+   - the first ``Filter`` above it (only ``CacheProperties`` in between) has, among its
+     ``AND``-ed conditions (a parenthesised group of them opened, as Neo4j prints a pattern's
+     properties ``(o.project = $project AND o.name = $autostring_0)``), exactly
+     ``<v>.project = $project`` (or ``cache[<v>.project] = $project``) for the variable ``<v>``
+     the scan binds, preceded only by conditions ``<v>.<key> = $<param>``. Neo4j evaluates
+     the conditions in that order and stops at the first false one: the conditions before the
+     pin cannot fail on a node of another project, and the later ones never see one, so none
+     can leak it through an error (``1/0``). Pin filters holding quotes are not trusted (the
+     planner turns literals into parameters, so real ones hold none).
 4. No operator may carry a **nested plan** in its expressions: Neo4j plans a ``COUNT``/
    ``EXISTS``/``COLLECT`` subquery or a pattern comprehension inside a list comprehension,
    ``reduce``, ``CASE`` or ``any()`` as an expression whose scans are not operators of the
@@ -120,18 +122,55 @@ def split_top_level(found: list[Token], separators: set[str]) -> list[list[Token
     return parts
 
 
+def _inside_parentheses(found: list[Token]) -> list[Token] | None:
+    """What ``( ... )`` encloses when those two parentheses match each other, else None."""
+    if len(found) < 2 or found[0].text != "(" or found[-1].text != ")":
+        return None
+    depth = 0
+    for token in found[1:-1]:
+        depth += (token.text == "(") - (token.text == ")")
+        if depth < 0:  # ``(a) AND (b)``: the first parenthesis closes before the end
+            return None
+    return found[1:-1]
+
+
 def conjuncts(found: list[Token]) -> list[list[str]]:
     """The ``AND``-ed parts of a condition in evaluation order, as token texts; none when the
-    condition is not a plain conjunction (an ``OR``/``XOR`` at its top level)."""
+    condition is not a plain conjunction (an ``OR``/``XOR`` at its top level).
+
+    A part that is itself a conjunction in parentheses is opened: Neo4j prints the property
+    conditions of ``(o:Operation {project: $project, name: 'x'})`` as one such group,
+    ``(o.project = $project AND o.name = $autostring_0)``. A part in parentheses that is not a
+    plain conjunction (``(a OR b)``) stays one part."""
     if len(split_top_level(found, {"OR", "XOR"})) != 1:
         return []
-    return [_texts(part) for part in split_top_level(found, {"AND"})]
+    parts: list[list[str]] = []
+    for part in split_top_level(found, {"AND"}):
+        inner = _inside_parentheses(part)
+        opened = conjuncts(inner) if inner is not None else []
+        parts.extend(opened or [_texts(part)])
+    return parts
 
 
 def _pins_variable(condition: list[str], variable: str) -> bool:
     return condition in (
         [variable, ".", "project", "=", "$project"],
         ["cache", "[", variable, ".", "project", "]", "=", "$project"],
+    )
+
+
+def _cannot_fail(condition: list[str], variable: str) -> bool:
+    """``<v>.<key> = $<param>`` (or its cached form): true, false or null for a node of any
+    project, never an error, so it may be checked before the pin without leaking anything."""
+    if condition[:2] == ["cache", "["] and condition[5:6] == ["]"]:
+        condition = [*condition[2:5], *condition[6:]]
+    return (
+        len(condition) == 5
+        and condition[:2] == [variable, "."]
+        and condition[2].isidentifier()
+        and condition[3] == "="
+        and condition[4][:1] == "$"
+        and condition[4][1:].isidentifier()
     )
 
 
@@ -185,8 +224,11 @@ def _filter_pins(
             parts = conjuncts(tokens(details))
         except QueryTextError:
             return False, "its filter cannot be read"
-        if parts and _pins_variable(parts[0], variable):
-            return True, ""
+        for part in parts:
+            if _pins_variable(part, variable):
+                return True, ""
+            if not _cannot_fail(part, variable):
+                break
         if any(_pins_variable(p, variable) for p in parts):
             return False, "other conditions are checked before the project"
         return False, ""

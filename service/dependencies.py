@@ -84,8 +84,11 @@ DeletingSessionDep = Annotated[AsyncSession, Depends(get_deleting_session)]
 """A session for ``DELETE /project`` alone: the one request a project being deleted takes."""
 
 # Rows of an ad-hoc query come from Neo4j in batches this big, so that reading can stop soon
-# after the byte budget is spent instead of after the driver's default of 1,000 rows.
-_ADHOC_FETCH_SIZE = 50
+# after the byte budget is spent instead of after the driver's default of 1,000 rows. Neo4j
+# sends no row estimated above the whole budget (service.adhoc_bound), so one batch holds at
+# most 8 budgets; fewer rows per batch cost a round trip each (1,000 rows: 1.2 s at 8, 2.2 s
+# at 4, 6.1 s at 1 against 0.8 s at 50, on a loaded 2-core machine).
+_ADHOC_FETCH_SIZE = 8
 
 
 async def get_read_session(stores: StoresDep, project: ProjectDep) -> AsyncIterator[AsyncSession]:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from neo4j import Driver
+from neo4j import Driver, RoutingControl
 
+from service.services.adhoc import to_json
 from tests.support.graph import run
 from tests.support.traces import demo_batch
 
@@ -151,3 +152,75 @@ def test_bad_bodies_are_422(client: httpx.Client, project: str) -> None:
     assert run(client, project, "RETURN 1", limit=0).status_code == 422
     long = "RETURN 1 " + " " * 30_000
     assert run(client, project, long).status_code == 422
+
+
+def test_unknown_body_fields_are_422_naming_them(client: httpx.Client, project: str) -> None:
+    # `project` comes from the query string; in the body it was ignored without a word.
+    response = client.post(
+        "/cypher",
+        params={"project": project},
+        json={"query": "RETURN 1 AS x", "project": "someone-else", "limt": 3},
+    )
+    assert response.status_code == 422, response.text
+    body = response.json()
+    assert body["error"] == "invalid_input"
+    assert sorted(d["loc"] for d in body["details"]) == [["body", "limt"], ["body", "project"]]
+
+
+SAME_ROWS = {
+    "nodes": (
+        "MATCH (c:Case {project: $project})-[:ANSWERED_BY]->(a:Unit) "
+        "RETURN c, a ORDER BY c.id"
+    ),
+    "relationships_unnamed": (
+        "MATCH (u:Unit {project: $project})-[r]->(x) "
+        "RETURN u.id, r, type(r), x.id ORDER BY u.id, type(r), x.id"
+    ),
+    "paths": (
+        "MATCH p = (u:Unit {project: $project})-[*1..3]->(x) "
+        "RETURN p, length(p) AS n ORDER BY n DESC, u.id, x.id LIMIT 40"
+    ),
+    "lists_and_maps": (
+        "MATCH (u:Unit {project: $project}) WITH u ORDER BY u.id "
+        "RETURN collect(u.id) AS ids, {n: count(u), kinds: collect(DISTINCT u.kind)} AS m, "
+        "[[1, [2.5, 'x']], {a: {b: null}}] AS nested"
+    ),
+    "aggregation": (
+        "MATCH (o:Operation {project: $project}) "
+        "RETURN o.kind, count(*) ORDER BY count(*) DESC, o.kind"
+    ),
+    "distinct_star": (
+        "MATCH (u:Unit {project: $project}) WITH u.kind AS kind RETURN DISTINCT * ORDER BY kind"
+    ),
+    "union": (
+        "MATCH (u:Unit {project: $project}) RETURN u.id AS i "
+        "UNION MATCH (c:Case {project: $project}) RETURN c.id AS i"
+    ),
+    "union_all_subquery": (
+        "CALL () { MATCH (c:Case {project: $project}) RETURN c.id AS i "
+        "UNION ALL MATCH (c:Case {project: $project}) RETURN c.verdict AS i } "
+        "RETURN i, count(*) ORDER BY i"
+    ),
+    "temporal_and_odd": (
+        "MATCH (u:Unit {project: $project}) WITH u ORDER BY u.id LIMIT 3 "
+        "RETURN u.ts, 0.0 / 0.0 AS nan, date('2024-02-29'), 'a`b' + \"c\" ORDER BY u.ts"
+    ),
+    "names_like_keywords": "UNWIND [2, 1] AS limit RETURN limit, limit + 1 ORDER BY limit",
+}
+
+
+@pytest.mark.parametrize("query", SAME_ROWS.values(), ids=SAME_ROWS.keys())
+def test_the_answer_is_what_neo4j_returns_for_the_query(
+    client: httpx.Client, two_projects: tuple[str, str], neo4j_driver: Driver, query: str
+) -> None:
+    # The service runs the query wrapped (service/adhoc_bound.py): same columns, same rows.
+    mine, _ = two_projects
+    response = run(client, mine, query)
+    assert response.status_code == 200, response.text[:500]
+    body = response.json()
+    records, _, keys = neo4j_driver.execute_query(
+        query, project=mine, database_="neo4j", routing_=RoutingControl.READ
+    )
+    assert body["columns"] == keys
+    assert body["rows"] == [[to_json(v) for v in record.values()] for record in records]
+    assert body["rows"] and body["truncated"] is False

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from neo4j import Driver
 
+from service.cypher_guard import plan_problems
 from tests.support.graph import run
 from tests.support.traces import demo_batch
 
@@ -121,6 +123,38 @@ MORE_HOSTILE = {
     "profile_prefix": "PROFILE MATCH (u:Unit {project: $project}) RETURN u.id",
     "use_clause": "USE neo4j MATCH (u:Unit {project: $project}) RETURN u.id",
     "show": "SHOW TRANSACTIONS",
+    # Around the pin among other properties (issue 21): confined only when the pin is an
+    # AND-ed condition on the scanned variable, after nothing that could fail.
+    "pin_in_an_or": (
+        "MATCH (o:Operation) WHERE (o.project = $project AND o.name = 'x') OR o.kind = 'search' "
+        "RETURN o.project AS p"
+    ),
+    "pin_or_property_and_property": (
+        "MATCH (o:Operation) WHERE (o.project = $project OR o.name = 'question-answering') "
+        "AND o.kind = 'response' RETURN o.project AS p"
+    ),
+    "pin_xor_property": (
+        "MATCH (o:Operation) WHERE (o.name = 'question-answering' XOR o.project = $project) "
+        "RETURN o.project AS p"
+    ),
+    "pin_in_an_optional_branch": (
+        "MATCH (u:Unit) OPTIONAL MATCH (u {project: $project, kind: 'answer'}) RETURN u.content"
+    ),
+    "pin_on_another_variable_in_a_group": (
+        "MATCH (a:Unit {project: $project}) WITH a LIMIT 1 MATCH (b:Unit) "
+        "WHERE (a.project = $project AND b.kind = 'answer') RETURN b.content"
+    ),
+    "pin_on_another_variable_after_a_property": (
+        "MATCH (a:Unit {project: $project, kind: 'message'}) WITH a LIMIT 1 MATCH (b:Unit) "
+        "WHERE b.kind = 'message' AND a.project = $project RETURN b.content"
+    ),
+    "second_pattern_unpinned": (
+        "MATCH (o:Operation {project: $project, name: 'question-answering'}), "
+        "(p:Operation {name: 'question-answering'}) RETURN p.project AS p"
+    ),
+    "project_from_another_parameter": (
+        "MATCH (o:Operation {name: 'question-answering', project: $other}) RETURN o.project"
+    ),
 }
 
 
@@ -163,6 +197,27 @@ PINNED = {
         "UNWIND nodes(p) AS n RETURN DISTINCT n.project AS p"
     ),
     "two_labels": "MATCH (x:Unit|Case) WHERE x.project = $project RETURN DISTINCT x.project AS p",
+    # The pin among other properties: Neo4j plans a label scan and one parenthesised filter
+    # group, in the map's order (issue 21).
+    "pin_then_property": (
+        "MATCH (o:Operation {project: $project, name: 'question-answering'}) "
+        "RETURN DISTINCT o.project AS p"
+    ),
+    "property_then_pin": (
+        "MATCH (o:Operation {name: 'question-answering', project: $project}) "
+        "RETURN DISTINCT o.project AS p"
+    ),
+    "properties_around_the_pin_in_where": (
+        "MATCH (o:Operation) WHERE o.name = 'question-answering' AND o.project = $project "
+        "AND o.system = 'mem0-classic' RETURN DISTINCT o.project AS p"
+    ),
+    "all_nodes_with_another_property": (
+        "MATCH (n {kind: 'answer', project: $project}) RETURN DISTINCT n.project AS p"
+    ),
+    "expansion_to_a_pinned_group": (
+        "MATCH (c:Case {project: $project})-[:ANSWERED_BY]->(u:Unit {project: $project, "
+        "kind: 'answer'}) RETURN DISTINCT u.project AS p"
+    ),
 }
 
 
@@ -174,3 +229,53 @@ def test_pinned_queries_still_run(
     response = run(client, mine, query)
     assert response.status_code == 200, response.text[:500]
     assert response.json()["rows"] == [[mine]]
+
+
+def test_the_guides_form_with_another_property_counts_the_project(
+    client: httpx.Client, two_projects: tuple[str, str], neo4j_driver: Driver
+) -> None:
+    # Issue 21: refused as "NodeByLabelScan ... is not pinned" though the guide recommends it.
+    mine, _ = two_projects
+    query = "MATCH (o:Operation {project: $project, name: 'question-answering'}) RETURN count(o)"
+    response = run(client, mine, query)
+    assert response.status_code == 200, response.text[:500]
+    expected = neo4j_driver.execute_query(query, project=mine, database_="neo4j").records[0][0]
+    assert response.json()["rows"] == [[expected]] and expected > 0
+
+
+def _label_scan_under(condition: str) -> dict[str, object]:
+    """A plan as EXPLAIN gives it: a label scan of ``o`` under a filter on ``condition``."""
+    scan = {"operatorType": "NodeByLabelScan@neo4j", "identifiers": ["o"],
+            "args": {"Details": "o:Operation"}, "children": []}  # fmt: skip
+    return {
+        "operatorType": "ProduceResults@neo4j",
+        "args": {"Details": "o"},
+        "children": [
+            {"operatorType": "Filter@neo4j", "args": {"Details": condition}, "children": [scan]}
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("condition", "pinned"),
+    [
+        ("o.project = $project", True),
+        ("(o.project = $project AND o.name = $autostring_0)", True),
+        ("(o.name = $autostring_0 AND cache[o.kind] = $kind AND o.project = $project)", True),
+        ("(o.name = $autostring_0 AND o.project = $project) AND size(o.id) = $autoint_1", True),
+        # A condition that may fail (1/0) on another project's node before the pin: refused.
+        ("$autoint_0 / size(o.name) = $autoint_1 AND o.project = $project", False),
+        ("(o.name = o.system AND o.project = $project)", False),
+        ("(p.name = $autostring_0 AND o.project = $project)", False),
+        ("(o.project = $project AND o.name = $autostring_0) OR o.kind = $autostring_1", False),
+        ("(o.project = $project OR o.name = $autostring_0) AND o.kind = $autostring_1", False),
+        ("NOT (o.project = $project AND o.name = $autostring_0)", False),
+        ("(o.project = $other AND o.name = $autostring_0)", False),
+        ("(o.name = $autostring_0) AND (o.project = $project)", True),
+    ],
+)
+def test_a_filter_pins_its_scan_only_with_the_pin_before_anything_that_may_fail(
+    condition: str, pinned: bool
+) -> None:
+    problems = plan_problems(_label_scan_under(condition))
+    assert (problems == []) is pinned, problems

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.support.graph import run
-from tests.support.servers import Neo4jHandle, run_service
+from tests.support.servers import Neo4jHandle, ServiceHandle, run_service
 
 
 @pytest.fixture(scope="module")
@@ -131,3 +131,65 @@ def test_parameters_neo4j_cannot_take_are_422(
 def test_values_json_cannot_hold_are_strings(client: httpx.Client, project: str) -> None:
     body = run(client, project, "RETURN 0.0 / 0.0 AS nan, 1.0 / 0.0 AS inf").json()
     assert body["rows"] == [["NaN", "Infinity"]]
+
+
+def _bytes_read(pid: int) -> int:
+    """What process ``pid`` has read so far from files and sockets (Linux ``/proc/<pid>/io``)."""
+    for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+        if line.startswith("rchar:"):
+            return int(line.split()[1])
+    raise AssertionError("no rchar in /proc/<pid>/io")
+
+
+@pytest.mark.skipif(not Path("/proc/self/io").exists(), reason="needs Linux /proc/<pid>/io")
+def test_a_row_over_the_byte_budget_never_leaves_neo4j(
+    service: ServiceHandle, client: httpx.Client, project: str
+) -> None:
+    # One row of 2**24 characters (16 MiB; the budget is 4 MiB). Neo4j used to send it whole
+    # and the service measured it after: 2**28 took +900 MB of the service's memory (issue 21).
+    query = 'RETURN reduce(s = "x", i IN range(1, 24) | s + s) AS big'
+    before = _bytes_read(service.process.pid)
+    response = run(client, project, query)
+    read = _bytes_read(service.process.pid) - before
+    assert response.status_code == 200, response.text[:300]
+    body = response.json()
+    assert body["truncated"] is True and body["truncated_by"] == "bytes"
+    assert body["rows"] == [] and body["columns"] == ["big"]
+    assert len(response.content) < 1024
+    assert read < 2**24 // 16, f"the service read {read} bytes for a row it did not return"
+
+
+def test_rows_within_the_budget_still_come_after_a_smaller_one(
+    tight: httpx.Client, project: str
+) -> None:
+    # Rows of 2**14 characters in a 64 KiB budget: three fit, the fourth stops the answer.
+    query = "UNWIND range(1, 6) AS i RETURN i, reduce(s = 'x', j IN range(1, 14) | s + s) AS s"
+    body = tight.post("/cypher", params={"project": project}, json={"query": query}).json()
+    assert [row[0] for row in body["rows"]] == [1, 2, 3]
+    assert all(len(row[1]) == 2**14 for row in body["rows"])
+    assert body["truncated_by"] == "bytes"
+
+
+def test_a_value_nested_deeper_than_the_estimate_walks_counts_as_too_big(
+    client: httpx.Client, project: str
+) -> None:
+    # The column is level 1 and DEPTH is 6: a string in five lists is at level 6, in six at 7.
+    five = run(client, project, "RETURN [[[[['leaf']]]]] AS v").json()
+    assert five["rows"] == [[[[[[["leaf"]]]]]]] and five["truncated"] is False
+    six = run(client, project, "RETURN [[[[[['leaf']]]]]] AS v").json()
+    assert six["rows"] == [] and six["truncated_by"] == "bytes"
+
+
+def test_the_wrappers_names_are_reserved(client: httpx.Client, project: str) -> None:
+    by_parameter = run(
+        client, project, "RETURN 1 AS x", parameters={"_memtrace_max_row_bytes": 10**12}
+    )
+    assert by_parameter.status_code == 422, by_parameter.text
+    assert by_parameter.json()["details"][0]["loc"] == [
+        "body",
+        "parameters",
+        "_memtrace_max_row_bytes",
+    ]
+    by_column = run(client, project, "RETURN 1 AS _memtrace_row_bytes")
+    assert by_column.status_code == 400, by_column.text
+    assert "_memtrace_" in by_column.json()["message"]

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class CypherRequest(BaseModel):
-    """Body of ``POST /cypher``."""
+    """Body of ``POST /cypher``. An unknown field is a 422 naming it, as for the wire models:
+    a ``project`` here would otherwise be ignored silently (it comes from the query string)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, description="One read-only Cypher statement.")
     parameters: dict[str, Any] = Field(

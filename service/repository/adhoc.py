@@ -33,13 +33,16 @@ _TIMED_OUT = ("TransactionTimedOut", "TransactionTimedOutClientConfiguration")
 @store_errors
 async def explain(
     session: AsyncSession, text: str, parameters: dict[str, Any], timeout_s: float
-) -> tuple[str | None, dict[str, Any] | None]:
-    """Neo4j's query type (``r``, ``rw``, ``w``, ``s``) and plan, without running anything."""
+) -> tuple[str | None, dict[str, Any] | None, list[str]]:
+    """Neo4j's query type (``r``, ``rw``, ``w``, ``s``), plan and columns, without running
+    anything."""
 
-    async def work() -> tuple[str | None, dict[str, Any] | None]:
+    async def work() -> tuple[str | None, dict[str, Any] | None, list[str]]:
         async with await session.begin_transaction(timeout=timeout_s) as tx:
-            summary = await (await tx.run("EXPLAIN " + text, parameters)).consume()
-            return summary.query_type, summary.plan
+            result = await tx.run("EXPLAIN " + text, parameters)
+            columns = list(result.keys())
+            summary = await result.consume()
+            return summary.query_type, summary.plan, columns
 
     return await _bounded(work(), timeout_s, timeout_s)
 
@@ -49,25 +52,31 @@ async def run_read(
     session: AsyncSession,
     text: str,
     parameters: dict[str, Any],
-    timeout_s: float,
+    columns: list[str],
     keep: Callable[[list[Any]], bool],
+    timeout_s: float,
     budget_s: float,
-) -> tuple[list[str], bool]:
+) -> bool:
     """Run the query and hand each row (raw values) to ``keep`` until it returns False;
     ``timeout_s`` is what is left of the whole time budget ``budget_s`` after planning.
 
-    Returns the columns and whether rows were left unread. The transaction is rolled back
-    either way (it only read), which also drops the rows Neo4j had not sent yet.
+    The query must return exactly ``columns``, in order: otherwise it is refused before a row
+    is read. Returns whether rows were left unread. The transaction is rolled back either way
+    (it only read), which also drops the rows Neo4j had not sent yet.
     """
 
-    async def work() -> tuple[list[str], bool]:
+    async def work() -> bool:
         async with await session.begin_transaction(timeout=timeout_s) as tx:
             result = await tx.run(text, parameters)
-            columns = list(result.keys())
+            if list(result.keys()) != columns:
+                raise QueryRefused(
+                    "the query returned other columns than planned",
+                    details=[{"loc": ["body", "query"], "msg": f"columns {list(result.keys())}"}],
+                )
             async for record in result:
                 if not keep(list(record.values())):
-                    return columns, True
-            return columns, False
+                    return True
+            return False
 
     return await _bounded(work(), timeout_s, budget_s)
 

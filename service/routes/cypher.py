@@ -24,7 +24,9 @@ async def post_cypher(
     Neo4j plans it: anything but a read (query type ``r``), and any read that does not start
     from nodes pinned to ``$project`` (e.g. ``(u:Unit {project: $project})``), is refused with a
     400 listing the reasons, before anything runs. The query then runs in a read-access
-    transaction within a time budget (planning included), a row limit and a byte limit; a query
-    Neo4j stops (timeout, memory) gets a 422. ``$project`` is provided.
+    transaction within a time budget (planning included), a row limit and a byte limit, wrapped
+    so that Neo4j never sends a row bigger than the byte limit; a query Neo4j stops (timeout,
+    memory) gets a 422. ``$project`` is provided; a body field other than ``query``,
+    ``parameters`` and ``limit`` is a 422.
     """
     return await run_cypher(session, request, project, settings)

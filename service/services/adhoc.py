@@ -4,7 +4,8 @@ Order of checks, cheapest and most dangerous first: the parameters (``adhoc_para
 the text (``service.cypher_text``: length, nesting, operators, one plain query, no backquoted
 names) before anything reaches Neo4j; then Neo4j's plan (``service.cypher_guard``: read-only,
 pinned to the project); then the run, under one time budget shared with the planning, and
-with a row and a byte budget for the answer.
+with a row and a byte budget for the answer. The run is of the query wrapped by
+``service.adhoc_bound``, so that a row too big for the byte budget never leaves Neo4j.
 """
 
 from __future__ import annotations
@@ -18,6 +19,13 @@ from typing import Any
 from neo4j import AsyncSession
 from neo4j.graph import Node, Path, Relationship
 
+from service.adhoc_bound import (
+    MAX_ROW_BYTES,
+    RESERVED,
+    ROW_BYTES,
+    UnboundableQuery,
+    bounded_query,
+)
 from service.adhoc_parameters import check_parameters
 from service.cypher_guard import query_problems
 from service.cypher_text import QueryTextError, TextLimits, check_query_text
@@ -61,9 +69,14 @@ class _Budget:
         self.used = 2  # the brackets of the list of rows; each row adds itself and a comma
         self.stopped_by: str | None = None
 
-    def keep(self, raw: list[Any]) -> bool:
+    def keep(self, raw: list[Any], estimate: int = 0) -> bool:
+        """Keep a row of raw values; ``estimate`` is Neo4j's lower bound of its size (the
+        values are null when it is above the whole budget)."""
         if len(self.rows) >= self.max_rows:
             self.stopped_by = "rows"
+            return False
+        if self.used + estimate > self.max_bytes:
+            self.stopped_by = "bytes"
             return False
         row = [to_json(v) for v in raw]
         size = len(json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode()) + 1
@@ -73,6 +86,12 @@ class _Budget:
         self.rows.append(row)
         self.used += size
         return True
+
+    def keep_bounded(self, raw: list[Any]) -> bool:
+        """``keep`` for a row of the wrapped query: its values, then its estimate (no number:
+        Neo4j sent no values either, as ``null <= budget`` is not true)."""
+        estimate = raw[-1] if isinstance(raw[-1], int) else self.max_bytes + 1
+        return self.keep(raw[:-1], estimate)
 
 
 def _check_text(text: str, settings: Settings) -> None:
@@ -93,6 +112,12 @@ def _check_text(text: str, settings: Settings) -> None:
         ) from e
 
 
+def _refused(reason: str) -> QueryRefused:
+    return QueryRefused(
+        f"the query was refused: {reason}", details=[{"loc": ["body", "query"], "msg": reason}]
+    )
+
+
 async def run_cypher(
     session: AsyncSession, request: CypherRequest, project: str, settings: Settings
 ) -> CypherResult:
@@ -101,17 +126,19 @@ async def run_cypher(
 
     ``session`` must be a read-access session: the query runs in its transactions.
     """
-    if "project" in request.parameters:
+    reserved = [n for n in request.parameters if n == "project" or n.startswith(RESERVED)]
+    if reserved:
         raise InvalidInput(
-            "`project` is set by the service from the project query parameter",
-            details=[{"loc": ["body", "parameters", "project"], "msg": "reserved"}],
+            "`project` (from the project query parameter) and parameters starting with "
+            f"{RESERVED} (the answer's bounds) are set by the service",
+            details=[{"loc": ["body", "parameters", n], "msg": "reserved"} for n in reserved],
         )
     check_parameters(request.parameters)
     _check_text(request.query, settings)
     parameters = {**request.parameters, "project": project}
     budget_s = settings.cypher_timeout_s
     deadline = time.monotonic() + budget_s
-    query_type, plan = await adhoc.explain(session, request.query, parameters, budget_s)
+    query_type, plan, columns = await adhoc.explain(session, request.query, parameters, budget_s)
     problems = query_problems(query_type, plan)
     if problems:
         raise QueryRefused(
@@ -119,6 +146,8 @@ async def run_cypher(
             + (f" (and {len(problems) - 1} more reasons)" if len(problems) > 1 else ""),
             details=[{"loc": ["body", "query"], "msg": p} for p in problems],
         )
+    if any(c.startswith(RESERVED) for c in columns):
+        raise _refused(f"column names starting with {RESERVED} are the service's own")
     left_s = deadline - time.monotonic()
     if left_s <= 0.1:
         raise QueryFailed(
@@ -127,9 +156,14 @@ async def run_cypher(
         )
     limit = min(request.limit or settings.cypher_max_rows, settings.cypher_max_rows)
     budget = _Budget(limit, settings.cypher_max_bytes)
-    columns, truncated = await adhoc.run_read(
-        session, request.query, parameters, left_s, budget.keep, budget_s
-    )
+    if columns:
+        truncated = await _run_bounded(
+            session, request.query, parameters, columns, budget, settings, left_s
+        )
+    else:  # no column, no row (a query ending in FINISH): nothing to bound
+        truncated = await adhoc.run_read(
+            session, request.query, parameters, columns, budget.keep, left_s, budget_s
+        )
     return CypherResult(
         columns=columns,
         rows=budget.rows,
@@ -139,3 +173,37 @@ async def run_cypher(
         byte_limit=settings.cypher_max_bytes,
         query_type=query_type or "r",
     )
+
+
+async def _run_bounded(
+    session: AsyncSession,
+    text: str,
+    parameters: dict[str, Any],
+    columns: list[str],
+    budget: _Budget,
+    settings: Settings,
+    left_s: float,
+) -> bool:
+    """Run ``text`` wrapped by ``service.adhoc_bound``; whether rows were left unread."""
+    try:
+        wrapped = bounded_query(text, columns)
+    except UnboundableQuery as e:
+        raise _refused(f"{e}; name every returned expression with AS") from e
+    try:
+        return await adhoc.run_read(
+            session,
+            wrapped,
+            {**parameters, MAX_ROW_BYTES: settings.cypher_max_bytes},
+            [*columns, ROW_BYTES],
+            budget.keep_bounded,
+            left_s,
+            settings.cypher_timeout_s,
+        )
+    except QueryRefused as e:
+        # The caller's own query planned; a syntax error now is in how its RETURN was named.
+        if any(str(d.get("neo4j_code", "")).endswith("SyntaxError") for d in e.details or []):
+            raise _refused(
+                "its returned items could not be named to bound the answer's size; "
+                "name every returned expression with AS"
+            ) from e
+        raise
