@@ -120,6 +120,7 @@ async def get_bounded_read_session(
     async with store.driver.session(
         database=store.database, default_access_mode=READ_ACCESS
     ) as session:
+        await refuse_if_being_deleted(session, project, writing=False)
         yield session
 
 
