@@ -22,12 +22,10 @@ from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired, Tra
 
 from service.db import OUT_OF_MEMORY, store_errors
 from service.errors import QueryFailed, QueryRefused
+from service.repository.bounded import CLIENT_GRACE_S, TIMED_OUT
 
 T = TypeVar("T")
 
-# Neo4j answers late by up to this much after its own transaction timeout fired.
-_CLIENT_GRACE_S = 2.0
-_TIMED_OUT = ("TransactionTimedOut", "TransactionTimedOutClientConfiguration")
 
 
 @store_errors
@@ -83,7 +81,7 @@ async def run_read(
 
 async def _bounded(work: Coroutine[Any, Any, T], timeout_s: float, budget_s: float) -> T:
     try:
-        async with asyncio.timeout(timeout_s + _CLIENT_GRACE_S):
+        async with asyncio.timeout(timeout_s + CLIENT_GRACE_S):
             return await work
     except TimeoutError as e:
         raise _timed_out(budget_s) from e
@@ -108,7 +106,7 @@ def _query_error(e: Neo4jError, timeout_s: float) -> Exception:
     code = e.code or ""
     message = (e.message or "").split("\n", 1)[0][:500]
     details = [{"loc": ["body", "query"], "msg": message, "neo4j_code": code}]
-    if code.endswith(_TIMED_OUT):
+    if code.endswith(TIMED_OUT):
         return _timed_out(timeout_s)
     if code.endswith(OUT_OF_MEMORY):
         return QueryFailed(
