@@ -22,6 +22,7 @@ from benchmarks.oracle import CaseTruth, Oracle, OracleJudge, hidden_by_clipping
 from service.attribution.judges.base import Question, UnitText, Verdict
 from service.attribution.judges.heuristic import HeuristicJudge
 from service.attribution.judges.llm import LLMJudge, _estimate_tokens, build_messages
+from service.attribution.judges.llm_prompt import output_allowance
 from service.settings import Settings
 
 HIDDEN: Counter[str] = Counter()
@@ -60,7 +61,7 @@ class OracleLLMJudge(LLMJudge):
 
     async def _ask(self, question: Question, units: list[UnitText]) -> dict[str, bool]:
         messages = build_messages(question, units, self.max_unit_chars)
-        if not self._fits_budget(messages):
+        if not self._fits_budget(messages, output_allowance([u.id for u in units])):
             return {}
         self.cost.llm_calls += 1
         spent = _estimate_tokens(messages), OUTPUT_TOKENS_PER_UNIT * len(units) + 8

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 from urllib.parse import quote
 
@@ -10,6 +11,32 @@ from rich.progress import track
 from rich.table import Table
 
 from cli.http import checked
+
+
+class JudgeChoice(StrEnum):
+    heuristic = "heuristic"
+    llm = "llm"
+    llm_all = "llm-all"
+
+
+def llm_summary(results: list[dict[str, Any]]) -> list[str]:
+    """For llm-judged results: how many rest on LLM verdicts, and the warnings of those that
+    do not (the LLM gave nothing usable: they are the heuristic's)."""
+    judged = [r for r in results if r.get("judge", {}).get("kind", "heuristic") != "heuristic"]
+    if not judged:
+        return []
+    on_llm = sum(1 for r in judged if r["judge"].get("llm_verdicts", 0) > 0)
+    calls = sum(r["judge"].get("llm_calls", 0) for r in judged)
+    failures = sum(r["judge"].get("llm_failures", 0) for r in judged)
+    lines = [
+        f"{on_llm} of {len(judged)} results rest on LLM verdicts "
+        f"({calls} LLM calls, {failures} gave nothing usable)"
+    ]
+    warned = [r for r in judged if r["judge"].get("warning")]
+    lines += [f"  {r['case_id']}: {r['judge']['warning']}" for r in warned[:10]]
+    if len(warned) > 10:
+        lines.append(f"  ... and {len(warned) - 10} more")
+    return lines
 
 
 def failed_case_ids(client: httpx.Client, project: str) -> list[str]:

@@ -30,10 +30,13 @@ def resume_job(client: httpx.Client, project: str, job_id: str) -> dict[str, Any
 
 
 def progress_line(job: dict[str, Any]) -> str:
-    return (
+    line = (
         f"{job['done']} of {job['total']} cases done: {job['attributed']} attributed, "
         f"{job['skipped']} skipped, {job['failed']} failed"
     )
+    if job.get("judge", "heuristic") != "heuristic":
+        line += f"; {job.get('on_llm', 0)} of the attributed rest on LLM verdicts"
+    return line
 
 
 def follow_job(

@@ -28,7 +28,7 @@ from rich.progress import (
 
 from cli import ingest_state
 from cli import prompts as prompt_commands
-from cli.attribution import attribute_cases, attribution_table
+from cli.attribution import JudgeChoice, attribute_cases, attribution_table, llm_summary
 from cli.audits import audits_table, list_audits, parse_params, rows_table, run_audit
 from cli.batch_files import BatchFileError, count_operations, is_jsonl, read_batches
 from cli.cases import cases_table, fetch_case, list_cases, print_case
@@ -242,7 +242,12 @@ def attribute(
         str | None, typer.Option(help="Resume this stopped or interrupted job.")
     ] = None,
     project: Annotated[str, typer.Option(help="Project of the cases.")] = "default",
-    judge: Annotated[str, typer.Option(help="heuristic or llm.")] = "heuristic",
+    judge: Annotated[
+        JudgeChoice,
+        typer.Option(
+            help="heuristic (no LLM), llm (the LLM where the heuristic doubts) or llm-all."
+        ),
+    ] = JudgeChoice.heuristic,
     refresh: Annotated[bool, typer.Option(help="Attribute again even if stored.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     url: Annotated[str | None, typer.Option(help="Service URL.")] = None,
@@ -260,13 +265,15 @@ def attribute(
         service_client(url) as client,
     ):
         if case_id is not None:
-            results = _attribute_one(client, project, case_id, judge, refresh)
+            results = _attribute_one(client, project, case_id, judge.value, refresh)
         else:
-            results = _attribution_job(client, project, resume, judge, refresh)
+            results = _attribution_job(client, project, resume, judge.value, refresh)
     if as_json:
         console.print_json(json.dumps(results))
     else:
         show(console, attribution_table(results))
+    for line in llm_summary(results):
+        err.print(line, highlight=False)
 
 
 def _attribute_one(

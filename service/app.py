@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 from collections.abc import AsyncIterator
@@ -36,6 +37,7 @@ from service.routes import (
     verdicts,
 )
 from service.routes.errors import AUTH, document_deletion_refusals, responses
+from service.services.attribution import probe_llm
 from service.settings import Settings, get_settings
 from service.ui.login import router as ui_login_router
 
@@ -60,6 +62,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # A store that is down does not stop the start: its projects' requests answer 503 until
         # it is back, then the first one applies its schema.
         await app.state.stores.apply_schemas()
+        llm_probe = asyncio.create_task(probe_llm(settings))  # in the background: no slow start
         # What start-up made (modules, routes, models, the drivers) lives as long as the process:
         # frozen out of the garbage collector, a full collection walks only what requests made.
         # Reads that build thousands of objects (a ~1,000-node subgraph) set one off every few
@@ -70,6 +73,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
+            llm_probe.cancel()
             gc.unfreeze()
             await app.state.stores.close()
 

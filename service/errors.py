@@ -24,8 +24,10 @@ MemTraceError
 ├── Conflict               409  an id already names something different
 │   └── ProjectBeingDeleted       a write to a project being deleted
 ├── UpstreamFailed         502  the LLM endpoint refused or failed (prompt optimisation)
+│   └── LLMEndpointRefused        it answered 401/403/404: its URL, key or model is wrong
 └── RetryableError
-    └── StoreUnavailable   503  Neo4j did not answer; retry after a while
+    ├── StoreUnavailable   503  Neo4j did not answer; retry after a while
+    └── LLMNotReady        503  /readyz: the configured LLM endpoint refuses us
 """
 
 from __future__ import annotations
@@ -156,11 +158,24 @@ class UpstreamFailed(MemTraceError):
     code = "llm_failed"
 
 
+class LLMEndpointRefused(UpstreamFailed):
+    """The LLM endpoint answered 401, 403 or 404: its URL, key or model is wrong. Said at once
+    (an llm judge's attribution, ``/readyz``), never turned into heuristic results quietly."""
+
+    code = "llm_endpoint_refused"
+
+
 class RetryableError(MemTraceError):
     """A transient failure: the same request may succeed later."""
 
     status_code = 503
     code = "unavailable"
+
+
+class LLMNotReady(RetryableError):
+    """``/readyz`` while the configured LLM endpoint refuses the service's requests."""
+
+    code = "llm_endpoint_refused"
 
 
 class StoreUnavailable(RetryableError):

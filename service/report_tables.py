@@ -145,5 +145,7 @@ def cost(report: Report) -> ReportTable:
         ["seconds", c.seconds, c.mean_seconds],
     ]
     title = f"attribution cost ({c.attributions} attributions)"
+    if c.llm_judged:
+        title += f"; {c.on_llm} of {c.llm_judged} llm-judged rest on LLM verdicts"
     headers = ["", "total", "mean per attribution"]
     return ReportTable(title, headers, rows, frozenset({1, 2}), "rows")

@@ -61,7 +61,25 @@ class Settings(BaseSettings):
     )
     llm_api_key: SecretStr = Field(SecretStr("not-set"), description="Key for that endpoint.")
     llm_model: str = Field("gpt-4.1-mini", description="Model the llm judge asks.")
-    llm_timeout_s: float = Field(30.0, description="Timeout of one LLM request.")
+    llm_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        description="Timeout of one LLM request, from when it is sent (waiting for one of "
+        "MEMTRACE_LLM_CONCURRENCY slots is not counted).",
+    )
+    llm_concurrency: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Most requests in flight to the LLM endpoint from this process. 1 suits a "
+        "one-slot local server (llama.cpp, Ollama); raise it for hosted APIs (8-16).",
+    )
+    llm_context_tokens: int = Field(
+        8192,
+        ge=512,
+        description="The model's context window: judge batches and unit excerpts are sized to "
+        "fit it with the answer (set it to the server's context size, e.g. llama.cpp -c).",
+    )
     embeddings_base_url: str | None = Field(
         None,
         description="OpenAI-compatible endpoint whose embeddings are fused with BM25 when "
@@ -75,6 +93,12 @@ class Settings(BaseSettings):
         "LLM (above 1: the LLM is asked about every unit).",
     )
     attribution_max_llm_calls: int = Field(8, description="Most LLM calls one attribution makes.")
+    attribution_max_llm_failures: int = Field(
+        3,
+        ge=1,
+        description="LLM calls of one attribution that may give nothing usable (timeout, cut at "
+        "max_tokens, malformed) before the LLM is not asked again for that case.",
+    )
     attribution_max_tokens: int = Field(
         20_000, description="Most LLM tokens (input + output) one attribution spends."
     )

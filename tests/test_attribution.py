@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 import httpx
 import pytest
 
 from tests.support.attribution import attribute
 from tests.support.llm_server import ScriptedLLM, oracle_from_ids
-from tests.support.servers import ServiceHandle
+from tests.support.servers import Neo4jHandle, ServiceHandle, run_service
 from tests.support.traces import DEMO_TRUTH, demo_batch
 
 
@@ -122,7 +125,10 @@ def test_llm_judge_uses_the_endpoint_within_budget(
     calls = len(llm.requests) - before
     assert (result["error_type"], result["operation"]["id"]) == ("UpdateError", "op-update-2")
     assert result["status"] == "attributed"
-    assert result["judge"] == {"kind": "llm", "model": "scripted"}
+    judge = result["judge"]
+    assert (judge["kind"], judge["model"], judge["warning"]) == ("llm", "scripted", None)
+    assert judge["llm_calls"] == result["cost"]["llm_calls"] and judge["llm_failures"] == 0
+    assert judge["llm_verdicts"] > 0
     # The service asks the LLM about every unit (MEMTRACE_LLM_HEURISTIC_CONFIDENCE=1.01).
     assert 1 <= result["cost"]["llm_calls"] == calls <= 6
     assert result["cost"]["input_tokens"] > 0
@@ -140,8 +146,48 @@ def test_llm_judge_budget_holds_when_the_endpoint_fails(
         response = attribute(c, project, "case-1", judge="llm", max_llm_calls=2)
     assert response.status_code == 200
     assert 1 <= len(llm.requests) - before <= 2
-    assert response.json()["cost"]["llm_calls"] == len(llm.requests) - before
+    result = response.json()
+    assert result["cost"]["llm_calls"] == len(llm.requests) - before
     llm.clear_failures()
+    # Nothing came from the LLM: the result says it is the heuristic's, and it is.
+    judge = result["judge"]
+    assert judge["llm_verdicts"] == 0 and judge["llm_failures"] == judge["llm_calls"] >= 1
+    assert "rests on the heuristic judge" in judge["warning"]
+    with _llm_client(llm_service) as c:
+        heuristic = attribute(c, project, "case-1", judge="heuristic", refresh=True).json()
+    for field in ("status", "error_type", "operation", "confidence", "evidence_path"):
+        assert result[field] == heuristic[field]
+
+
+def test_llm_all_judge_is_named_and_asks_the_llm(
+    llm_service: ServiceHandle, llm: ScriptedLLM, project: str
+) -> None:
+    llm.script["answer"] = oracle_from_ids({"msg-2", "fact-2", "mem-job@1"})  # type: ignore[attr-defined]
+    with _llm_client(llm_service) as c:
+        assert c.post("/traces", json=demo_batch(project)).status_code == 200
+        result = attribute(c, project, "case-2", judge="llm-all").json()
+    assert (result["error_type"], result["operation"]["id"]) == ("UpdateError", "op-update-2")
+    assert result["judge"]["kind"] == "llm-all" and result["judge"]["llm_verdicts"] > 0
+
+
+def test_a_refused_endpoint_is_an_error_and_readyz_names_it(
+    llm_service: ServiceHandle, llm: ScriptedLLM, project: str
+) -> None:
+    llm.script["answer"] = oracle_from_ids(set())  # type: ignore[attr-defined]
+    with _llm_client(llm_service) as c:
+        assert c.post("/traces", json=demo_batch(project)).status_code == 200
+        assert c.get("/readyz").status_code == 200
+        llm.push_failure("404")
+        refused = attribute(c, project, "case-1", judge="llm")
+        assert refused.status_code == 502
+        assert refused.json()["error"] == "llm_endpoint_refused"
+        assert "MEMTRACE_LLM_MODEL" in refused.json()["message"]
+        ready = c.get("/readyz")
+        assert ready.status_code == 503 and ready.json()["error"] == "llm_endpoint_refused"
+        assert llm.base_url in ready.json()["message"]
+        # Its next answer clears it.
+        assert attribute(c, project, "case-1", judge="llm").status_code == 200
+        assert c.get("/readyz").status_code == 200
 
 
 def test_evidence_search_fuses_endpoint_embeddings(
@@ -162,3 +208,27 @@ def test_evidence_search_fuses_endpoint_embeddings(
     # Messages are embedded once per process (cached by text), by this test or an earlier one.
     embedded = [text for r in llm.embedding_requests for text in r["input"]]
     assert any("lives in Denver" in text for text in embedded)
+
+
+def test_a_wrong_llm_url_is_named_by_readyz_from_the_start(
+    neo4j: Neo4jHandle, workdir: Path, llm: ScriptedLLM
+) -> None:
+    wrong = llm.base_url.removesuffix("/v1") + "/nowhere/v1"  # the server answers 404 there
+    with (
+        run_service(
+            neo4j.uri,
+            workdir,
+            MEMTRACE_NEO4J_USER=neo4j.user,
+            MEMTRACE_NEO4J_PASSWORD=neo4j.password,
+            MEMTRACE_LLM_BASE_URL=wrong,
+            MEMTRACE_LLM_MODEL="scripted",
+        ) as wrongly_set,
+        httpx.Client(base_url=wrongly_set.url, timeout=30) as c,
+    ):
+        deadline = time.monotonic() + 20  # the start-up probe runs in the background
+        ready = c.get("/readyz")
+        while ready.status_code == 200 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            ready = c.get("/readyz")
+        assert ready.status_code == 503
+        assert ready.json()["error"] == "llm_endpoint_refused" and wrong in ready.json()["message"]

@@ -25,6 +25,7 @@ from tests.support.keyed import (
     KEYS,
     PROJECTS,
 )
+from tests.support.llm_server import ScriptedLLM, oracle_from_ids
 from tests.support.naming import request_naming
 from tests.support.servers import Neo4jHandle, ServiceHandle, run_service
 from tests.support.traces import demo_batch
@@ -265,13 +266,38 @@ def test_cli_all_failed_runs_a_job_with_progress(service: ServiceHandle, project
     assert sorted(r["case_id"] for r in results) == sorted(failed_ids(batch))
 
 
-@pytest.mark.parametrize("judge", ["llm"])
+@pytest.mark.parametrize("judge", ["llm", "llm-all"])
 def test_cli_reports_a_refused_job(service: ServiceHandle, project: str, judge: str) -> None:
     done = memtrace(
         "attribute", "--all-failed", "--project", project, "--url", service.url, "--judge", judge
     )
     assert done.returncode == 1
     assert "HTTP 422" in done.stderr
+
+
+def test_an_llm_job_counts_the_results_that_rest_on_the_llm(
+    llm_service: ServiceHandle, llm: ScriptedLLM, project: str
+) -> None:
+    llm.script["answer"] = oracle_from_ids({"msg-2", "fact-2", "mem-job@1"})  # type: ignore[attr-defined]
+    with httpx.Client(base_url=llm_service.url, timeout=60) as c:
+        assert c.post("/traces", json=demo_batch(project)).status_code == 200
+    done = memtrace(
+        "attribute",
+        "--all-failed",
+        "--project",
+        project,
+        "--url",
+        llm_service.url,
+        "--judge",
+        "llm",
+        "--json",
+    )
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)
+    on_llm = sum(1 for r in results if r["judge"]["llm_verdicts"] > 0)
+    assert on_llm >= 1 and {r["judge"]["kind"] for r in results} == {"llm"}
+    assert f"{on_llm} of the attributed rest on LLM verdicts" in done.stderr
+    assert f"{on_llm} of {len(results)} results rest on LLM verdicts" in done.stderr
 
 
 def test_cli_resumes_a_stopped_job(service: ServiceHandle, project: str) -> None:

@@ -261,9 +261,7 @@ def test_429_and_503_are_retried_from_the_spool(tmp_path: Path) -> None:
     fake = FakeService()
     fake.status = 503
     fake.headers = {"Retry-After": "0"}
-    tracer = Tracer(
-        client_for(fake), flush_interval_s=0.05, spool_dir=tmp_path, backoff=NO_WAIT
-    )
+    tracer = Tracer(client_for(fake), flush_interval_s=0.05, spool_dir=tmp_path, backoff=NO_WAIT)
     record_ops(tracer, 0, 3)
     assert not tracer.flush(0.5)
     fake.status = 429

@@ -23,12 +23,21 @@ FIRST_RUN = 3_000
 SECOND_RUN = 1_000
 
 
-def stream(url: str, project: str, spool: Path, first: int, count: int, *extra: str) -> (
-    subprocess.Popen[str]
-):
+def stream(
+    url: str, project: str, spool: Path, first: int, count: int, *extra: str
+) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.support.client_stream", url, project, str(spool),
-         str(first), str(count), *extra],
+        [
+            sys.executable,
+            "-m",
+            "tests.support.client_stream",
+            url,
+            project,
+            str(spool),
+            str(first),
+            str(count),
+            *extra,
+        ],
         cwd=REPO,
         stdout=subprocess.PIPE,
         text=True,

@@ -169,8 +169,7 @@ def test_unknown_body_fields_are_422_naming_them(client: httpx.Client, project: 
 
 SAME_ROWS = {
     "nodes": (
-        "MATCH (c:Case {project: $project})-[:ANSWERED_BY]->(a:Unit) "
-        "RETURN c, a ORDER BY c.id"
+        "MATCH (c:Case {project: $project})-[:ANSWERED_BY]->(a:Unit) RETURN c, a ORDER BY c.id"
     ),
     "relationships_unnamed": (
         "MATCH (u:Unit {project: $project})-[r]->(x) "

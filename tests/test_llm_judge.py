@@ -13,8 +13,10 @@ import pytest
 
 from service.attribution.judges.base import CachedJudge, Judge, Question, UnitText, Verdict
 from service.attribution.judges.llm import LLMJudge, unit_ids_in_prompt
+from service.attribution.judges.llm_endpoint import EndpointRefused
+from service.attribution.judges.llm_prompt import STRICT_NOTE, output_allowance
 from service.models.attribution import Cost
-from tests.support.llm_server import ScriptedLLM, oracle_from_ids, scripted_llm
+from tests.support.llm_server import ScriptedLLM, oracle_from_ids, scripted_llm, user_text
 
 SECRET = "Ann's passport number is X1234"
 QUESTION = Question(
@@ -102,7 +104,12 @@ def test_verdicts_follow_the_oracle(llm: ScriptedLLM) -> None:
     assert judge.cost.input_tokens > 0 and judge.cost.output_tokens > 0
     request = llm.requests[0]
     assert request["model"] == "scripted-model"
-    assert request["response_format"] == {"type": "json_object"}
+    assert request["response_format"]["type"] == "json_schema"
+    schema = request["response_format"]["json_schema"]["schema"]["properties"]["verdicts"]
+    assert schema["required"] == [u.id for u in UNITS]  # every asked id, and only those
+    assert request["max_tokens"] == output_allowance([u.id for u in UNITS])
+    info = judge.info()
+    assert (info.kind, info.llm_calls, info.llm_verdicts, info.llm_failures) == ("llm", 1, 4, 0)
     prompt = llm.prompts()[0]
     assert unit_ids_in_prompt(prompt) == [u.id for u in UNITS]
     for text in ('"Which city does Ann live in now?"', '"Paris"', '"London"', "last May"):
@@ -214,44 +221,113 @@ def test_one_429_is_retried(llm: ScriptedLLM) -> None:
     assert_calls_counted(judge, llm)
 
 
-@pytest.mark.parametrize(("mode", "max_calls"), [("429", 4), ("500", 4), ("timeout", 2)])
-def test_call_budget_holds_under_transient_errors(
-    llm: ScriptedLLM, mode: Any, max_calls: int
-) -> None:
+@pytest.mark.parametrize("mode", ["429", "500"])
+def test_call_budget_holds_under_transient_errors(llm: ScriptedLLM, mode: Any) -> None:
     llm.push_failure(mode, times=10)
     pre = FixedJudge({"mem-1": Verdict(False, 0.4, "heuristic")})
-    judge = make_judge(llm, max_calls=max_calls, timeout_s=0.5, pre=pre)
+    judge = make_judge(llm, max_calls=4, max_failures=10, pre=pre)
     verdicts, again = run_rounds(judge, UNITS, UNITS)
-    assert len(llm.requests) == max_calls  # the second round found the budget spent
+    assert len(llm.requests) == 4  # the second round found the budget spent
     assert_calls_counted(judge, llm)
     assert verdicts["mem-1"] == Verdict(False, 0.4, "heuristic")  # the pre-verdict as fallback
     assert {verdicts[u].carries for u in ("msg-1", "mem-2", "ctx-1")} == {None}
     assert again == verdicts
+    assert judge.info().llm_failures == 4 and judge.info().llm_verdicts == 0
 
 
-@pytest.mark.parametrize("mode", ["malformed", "schema"])
-def test_malformed_answer_is_repaired_once(llm: ScriptedLLM, mode: Any) -> None:
+@pytest.mark.parametrize("mode", ["malformed", "schema", "runaway", "timeout"])
+def test_a_failed_answer_is_asked_again_in_halves_never_identically(
+    llm: ScriptedLLM, mode: Any
+) -> None:
     llm.push_failure(mode)
-    judge = make_judge(llm)
+    judge = make_judge(llm, timeout_s=0.5)
     assert carries(run(judge)) == ORACLE
-    assert len(llm.requests) == 2
+    assert len(llm.requests) == 3
     assert_calls_counted(judge, llm)
-    repair = llm.requests[1]["messages"]
-    assert [m["role"] for m in repair] == ["system", "user", "assistant", "user"]
-    assert "not valid" in repair[-1]["content"] and "verdicts" in repair[-1]["content"]
+    asked = [unit_ids_in_prompt(p) for p in llm.prompts()]
+    assert asked == [[u.id for u in UNITS], ["msg-1", "mem-1"], ["mem-2", "ctx-1"]]
+    info = judge.info()
+    assert (info.llm_calls, info.llm_verdicts, info.llm_failures) == (3, 4, 1)
+    assert info.warning is None
 
 
-def test_malformed_twice_gives_unknown_or_pre_verdicts(llm: ScriptedLLM) -> None:
+def test_a_single_unit_is_asked_again_with_a_stricter_note(llm: ScriptedLLM) -> None:
     llm.push_failure("malformed")
-    llm.push_failure("schema")
-    pre = FixedJudge({"mem-2": Verdict(True, 0.6, "heuristic")})
-    judge = make_judge(llm, pre=pre)
-    verdicts = run(judge)
-    assert len(llm.requests) == 2
-    assert_calls_counted(judge, llm)
-    assert verdicts["mem-2"] == Verdict(True, 0.6, "heuristic")
-    for uid in ("msg-1", "mem-1", "ctx-1"):
-        assert verdicts[uid] == Verdict(None, 0.0, "llm")
+    judge = make_judge(llm)
+    assert carries(run(judge, UNITS[:1])) == {"msg-1": True}
+    first, second = (r["messages"] for r in llm.requests)
+    assert first != second and STRICT_NOTE not in first[-1]["content"]
+    assert second[-1]["content"].endswith(STRICT_NOTE)
+
+
+def test_every_request_bounds_its_answer_and_a_runaway_stops_at_the_bound(
+    llm: ScriptedLLM,
+) -> None:
+    llm.push_failure("runaway", times=10)
+    judge = make_judge(llm, max_failures=3)
+    run(judge)
+    assert len(llm.requests) == 3  # the failure budget, not the call budget (5), stopped it
+    for request in llm.requests:
+        ids = unit_ids_in_prompt(user_text(request))
+        assert request["max_tokens"] == output_allowance(ids)
+    assert judge.cost.output_tokens <= sum(r["max_tokens"] for r in llm.requests)
+    info = judge.info()
+    assert (info.llm_calls, info.llm_verdicts, info.llm_failures) == (3, 0, 3)
+    assert info.warning is not None and "rests on the heuristic" in info.warning
+    assert "3 cut at max_tokens" in info.warning
+
+
+def test_honest_answers_fit_their_bound() -> None:
+    ids = [f"mem-{'x' * 40}-{i}" for i in range(64)]
+    answer = json.dumps({"verdicts": {uid: False for uid in ids}}, indent=2)
+    assert len(answer) // 4 <= output_allowance(ids)  # the scripted server's token count
+    assert len(answer) // 3 <= output_allowance(ids)  # and a tokeniser 25% less thrifty
+
+
+def test_a_server_without_json_schema_is_asked_for_json_object_then_text() -> None:
+    with scripted_llm(oracle_from_ids(CARRIERS)) as server:
+        server.refused_formats = {"json_schema"}
+        judge = make_judge(server)
+        assert carries(run(judge)) == ORACLE
+        formats = [r.get("response_format", {}).get("type") for r in server.requests]
+        assert formats == ["json_schema", "json_object"]
+        assert judge.info().llm_failures == 0  # the negotiation is not the model's failure
+        again = make_judge(server)  # the next case remembers what the server takes
+        run(again)
+        assert [r["response_format"]["type"] for r in server.requests[2:]] == ["json_object"]
+    with scripted_llm(oracle_from_ids(CARRIERS)) as server:
+        server.refused_formats = {"json_schema", "json_object"}
+        assert carries(run(make_judge(server))) == ORACLE
+        assert ["response_format" in r for r in server.requests] == [True, True, False]
+
+
+def test_a_refused_endpoint_is_an_error_naming_url_and_model(llm: ScriptedLLM) -> None:
+    llm.push_failure("404")
+    with pytest.raises(EndpointRefused) as refused:
+        run(make_judge(llm))
+    assert llm.base_url in refused.value.message and "scripted-model" in refused.value.message
+    assert "MEMTRACE_LLM_BASE_URL" in refused.value.message
+
+
+def test_the_timeout_does_not_count_waiting_for_a_slot() -> None:
+    with scripted_llm(oracle_from_ids(CARRIERS)) as server:
+        server.latency_s = 0.4
+
+        async def three_cases() -> list[LLMJudge]:
+            judges = [make_judge(server, timeout_s=0.7, concurrency=1) for _ in range(3)]
+            try:
+                await asyncio.gather(*(j.judge(QUESTION, UNITS) for j in judges))
+            finally:
+                for j in judges:
+                    await j.aclose()
+            return judges
+
+        judges = asyncio.run(three_cases())
+        assert server.max_in_flight == 1  # one slot: the server never saw two at once
+        # The third case waited 0.8 s for its slot, past the 0.7 s timeout, and still got its
+        # answer: the timeout counts from the request's sending.
+        assert [j.info().llm_verdicts for j in judges] == [4, 4, 4]
+        assert [j.info().llm_failures for j in judges] == [0, 0, 0]
 
 
 def test_token_budget_too_small_for_the_prompt_makes_no_call(llm: ScriptedLLM) -> None:

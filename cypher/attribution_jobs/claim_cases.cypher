@@ -4,9 +4,11 @@
 // SET) before its state is read, so two runners of one job (an old one not yet gone after a
 // resume) never both count a case; the job node itself is not locked here, so a heartbeat or a
 // resume does not wait for a batch's write (attribution_jobs/lock_job comes last, briefly).
-// Each case keeps the runner that finished it (r.runner), which says which runners worked.
+// Each case keeps the runner that finished it (r.runner), which says which runners worked, and
+// whether its result took a verdict from the LLM (r.on_llm), which the job's progress counts.
 // $params: project (string), job_id (string), runner (string),
-//          rows (list of map: case_id (string), state (string), message (string or null))
+//          rows (list of map: case_id (string), state (string), message (string or null),
+//                on_llm (boolean))
 MATCH (j:AttributionJob {project: $project, id: $job_id})
 UNWIND $rows AS row
 MATCH (j)-[r:COVERS]->(c:Case {project: $project, id: row.case_id})
@@ -14,5 +16,5 @@ SET r.claim_lock = true
 REMOVE r.claim_lock
 WITH r, c, row
 WHERE r.state IS NULL
-SET r.state = row.state, r.message = row.message, r.runner = $runner
+SET r.state = row.state, r.message = row.message, r.runner = $runner, r.on_llm = row.on_llm
 RETURN c.id AS case_id

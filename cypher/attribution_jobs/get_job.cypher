@@ -1,5 +1,5 @@
 // One attribution job with its progress, counted from the states of its COVERS relationships
-// (no state yet: pending), and its first failures. `stale` says that a running job's runner
+// (no state yet: pending), how many results took a verdict from the LLM, and its first failures. `stale` says that a running job's runner
 // has not been heard of for more than $stale_s seconds by the store's clock, the clock its
 // heartbeats and attribution_jobs/resume_job use (its process stopped: the job is interrupted).
 // $params: project (string), job_id (string), stale_s (float), failures (int: at most this many)
@@ -10,8 +10,8 @@ RETURN j {.*} AS job,
          AS stale,
        COLLECT {
          MATCH (j)-[r:COVERS]->(:Case)
-         WITH r.state AS state, count(*) AS n
-         RETURN {state: state, n: n}
+         WITH r.state AS state, count(*) AS n, count(CASE WHEN r.on_llm THEN 1 END) AS on_llm
+         RETURN {state: state, n: n, on_llm: on_llm}
        } AS counts,
        COLLECT {
          MATCH (j)-[r:COVERS {state: 'failed'}]->(c:Case)

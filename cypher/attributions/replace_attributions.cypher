@@ -6,7 +6,8 @@
 // $params: project (string),
 //          rows (list of map: case_id (string), operation_id (string or null),
 //                props (map: status, error_type, confidence, reason, result (JSON string),
-//                       created_at, judge, model, job (string or null: the job that stored it),
+//                       created_at, judge, model, llm_verdicts (int: verdicts from the LLM),
+//                       job (string or null: the job that stored it),
 //                       evidence (list of string: the unit ids the walk took as evidence, which
 //                       the audits read for a case without evidence_units)))
 UNWIND $rows AS row

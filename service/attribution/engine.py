@@ -40,7 +40,6 @@ from service.models.attribution import (
     AttributionResult,
     BlamedOperation,
     Cost,
-    JudgeInfo,
     Searched,
 )
 
@@ -76,7 +75,7 @@ def _result(
         )
     return AttributionResult(
         case_id=case.id,
-        judge=JudgeInfo(kind="llm" if judge.kind == "llm" else "heuristic", model=judge.model),
+        judge=judge.info(),
         searched=Searched(units=len(graph.units), operations=len(graph.operations)),
         cost=cost,
         **fields,  # type: ignore[arg-type,unused-ignore]
@@ -157,7 +156,7 @@ async def attribute(
                 "ResponseError" if linked else "ResponseError-unlinked",
                 min(walk.confidence_of(carried[0]), sure_evidence),
                 given=not searched,
-                llm=judge.kind == "llm",
+                llm=judge.kind != "heuristic",
             ),
             reason=f"the context {carried[0]} carries the information, yet the answer is wrong",
             evidence_path=[carried[0], response_op],
@@ -183,7 +182,7 @@ async def attribute(
                 loss.error_type,
                 min(loss.confidence, sure_evidence, sure_context),
                 given=not searched,
-                llm=judge.kind == "llm",
+                llm=judge.kind != "heuristic",
             ),
             reason=loss_reason(graph, loss),
             evidence_path=loss.path,
@@ -212,7 +211,7 @@ async def attribute(
             "RetrievalError",
             min(walk.confidence_of(live[0][-1]), sure_evidence, sure_context),
             given=not searched,
-            llm=judge.kind == "llm",
+            llm=judge.kind != "heuristic",
         ),
         reason=f"{live[0][-1]} held the information at question time, but {blamed} "
         "did not put it into the context",

@@ -11,7 +11,7 @@ ErrorType = Literal[
     "ExtractionError", "UpdateError", "DeletionError", "RetrievalError", "ResponseError"
 ]
 Status = Literal["attributed", "inconclusive", "not_failed", "unanswerable"]
-JudgeKind = Literal["heuristic", "llm"]
+JudgeKind = Literal["heuristic", "llm", "llm-all"]
 
 
 class BlamedOperation(BaseModel):
@@ -28,8 +28,22 @@ class Searched(BaseModel):
 
 
 class JudgeInfo(BaseModel):
+    """Which judge decided, and how much of the decision came from the LLM."""
+
     kind: JudgeKind
     model: str | None = None
+    llm_calls: int = Field(0, description="HTTP requests sent to the LLM endpoint.")
+    llm_verdicts: int = Field(
+        0,
+        description="Unit verdicts the walk took from the LLM (0: the result rests on the "
+        "heuristic judge).",
+    )
+    llm_failures: int = Field(
+        0, description="LLM calls that gave nothing usable (timeout, cut, malformed, refused)."
+    )
+    warning: str | None = Field(
+        None, description="Set when an llm judge's result rests on the heuristic judge alone."
+    )
 
 
 class Cost(BaseModel):

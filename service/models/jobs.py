@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from service.models.attribution import JudgeKind
+
 JobStatus = Literal["running", "interrupted", "stopped", "completed", "failed"]
 """``running``: a runner works on it. ``interrupted``: it was running, but its runner has not
 been heard of for a while (the service stopped); resume it. ``stopped``: asked to stop; resume
@@ -33,6 +35,11 @@ class AttributionJob(BaseModel):
     attributed: int = Field(description="Cases attributed and stored by this job.")
     skipped: int = Field(description="Cases skipped: they had a stored attribution.")
     failed: int = Field(description="Cases that could not be attributed (see failures).")
+    on_llm: int = Field(
+        0,
+        description="Attributed cases whose result took at least one verdict from the LLM (the "
+        "others rest on the heuristic judge alone).",
+    )
     failures: list[JobFailure] = Field(description="The first failures, in case id order.")
     error: str | None = Field(None, description="Why the job failed, when it did.")
     created_at: datetime
@@ -46,7 +53,7 @@ class AttributionJob(BaseModel):
 class AttributionJobRequest(BaseModel):
     """Body of ``POST /attribution-jobs``; every field optional."""
 
-    judge: Literal["heuristic", "llm"] = "heuristic"
+    judge: JudgeKind = "heuristic"
     refresh: bool = Field(
         False, description="Attribute cases that have a stored attribution again."
     )

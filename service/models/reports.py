@@ -116,6 +116,12 @@ class CostTotals(BaseModel):
     mean_input_tokens: float
     mean_output_tokens: float
     mean_seconds: float
+    llm_judged: int = Field(0, description="Attributions made with an llm or llm-all judge.")
+    on_llm: int = Field(
+        0,
+        description="Of those, the ones that took at least one verdict from the LLM (the rest "
+        "rest on the heuristic judge: the LLM was not needed or gave nothing usable).",
+    )
 
 
 class TrendRow(BaseModel):

@@ -27,7 +27,6 @@ from service.repository.bounded import CLIENT_GRACE_S, TIMED_OUT
 T = TypeVar("T")
 
 
-
 @store_errors
 async def explain(
     session: AsyncSession, text: str, parameters: dict[str, Any], timeout_s: float

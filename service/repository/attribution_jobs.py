@@ -78,6 +78,7 @@ def _job(record: Any) -> AttributionJob:
         attributed=counts.get("attributed", 0),
         skipped=counts.get("skipped", 0),
         failed=counts.get("failed", 0),
+        on_llm=sum(c["on_llm"] for c in record["counts"]),
         failures=[JobFailure(**f) for f in record["failures"]],
         error=props.get("error"),
         created_at=native(props["created_at"]),
@@ -258,7 +259,15 @@ async def record_batch(
     """
 
     async def work(tx: AsyncManagedTransaction) -> bool:
-        rows = [{"case_id": o.case_id, "state": o.state, "message": o.message} for o in outcomes]
+        rows = [
+            {
+                "case_id": o.case_id,
+                "state": o.state,
+                "message": o.message,
+                "on_llm": o.result is not None and o.result.judge.llm_verdicts > 0,
+            }
+            for o in outcomes
+        ]
         claimed = await tx.run(
             query("attribution_jobs/claim_cases"),
             project=project,

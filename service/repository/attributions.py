@@ -130,6 +130,7 @@ def _stored_row(result: AttributionResult, job: str | None) -> dict[str, Any]:
             "reason": result.reason,
             "judge": result.judge.kind,
             "model": result.judge.model,
+            "llm_verdicts": result.judge.llm_verdicts,
             "created_at": result.created_at or datetime.now(UTC),
             "evidence": result.evidence,
             "result": result.model_dump_json(),

@@ -31,6 +31,8 @@ class CaseRow:
     operation_system: str | None
     prompt: str | None
     cost: Cost | None
+    llm_judged: bool = False  # the attribution asked an llm judge
+    on_llm: bool = False  # and took at least one verdict from the LLM
 
 
 def _json_object(text: str | None) -> dict[str, Any]:
@@ -62,6 +64,8 @@ def record_to_row(record: Any) -> CaseRow:
         operation_system=record["operation_system"],
         prompt=str(prompt) if prompt not in (None, "") else None,
         cost=Cost.model_validate(result.get("cost") or {}) if record["status"] else None,
+        llm_judged=(result.get("judge") or {}).get("kind", "heuristic") != "heuristic",
+        on_llm=(result.get("judge") or {}).get("llm_verdicts", 0) > 0,
     )
 
 

@@ -2,9 +2,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from service.dependencies import StoresDep
+from service.dependencies import SettingsDep, StoresDep
+from service.errors import LLMNotReady
 from service.repository import health
 from service.routes.errors import responses
+from service.services.attribution import llm_refusal
 
 router = APIRouter(tags=["health"])
 
@@ -16,10 +18,15 @@ async def healthz() -> dict[str, str]:
 
 
 @router.get("/readyz", responses=responses(503))
-async def readyz(stores: StoresDep) -> dict[str, str]:
+async def readyz(stores: StoresDep, settings: SettingsDep) -> dict[str, str]:
     """Every Neo4j store answers a query (with project placement, a service that cannot reach
-    one of its stores cannot serve that store's projects: not ready)."""
+    one of its stores cannot serve that store's projects: not ready), and a configured LLM
+    endpoint did not refuse us (401/403/404 at start-up or on its last use: its settings are
+    wrong, and an llm judge would fail every case)."""
     for store in stores.all():
         async with store.driver.session(database=store.database) as session:
             await health.ping(session)
+    refused = llm_refusal(settings)
+    if refused:
+        raise LLMNotReady(refused, details=[{"loc": ["settings", "llm_base_url"], "msg": refused}])
     return {"status": "ready"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -11,6 +12,7 @@ from neo4j import AsyncSession
 
 from service.attribution.engine import attribute
 from service.attribution.graph import CaseGraph
+from service.attribution.judges import llm_endpoint
 from service.attribution.judges.base import CachedJudge, Judge
 from service.attribution.judges.heuristic import HeuristicJudge
 from service.attribution.scope import Scope
@@ -23,6 +25,8 @@ from service.repository import attribution_scope, attributions
 from service.repository.attribution_rows import RowCache
 from service.services.attribution_scope import ScopeReads
 from service.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -88,14 +92,36 @@ def new_embedder(settings: Settings) -> EndpointEmbedder | None:
     )
 
 
+async def probe_llm(settings: Settings) -> None:
+    """At start-up: one token from the configured LLM endpoint, so that a wrong URL, key or
+    model is an error in the log and in ``/readyz`` before anyone asks for an llm judge."""
+    if not settings.llm_base_url:
+        return
+    message = await llm_endpoint.probe(
+        settings.llm_base_url,
+        settings.llm_api_key.get_secret_value(),
+        settings.llm_model,
+        settings.llm_timeout_s,
+    )
+    if message:
+        log.error("the llm judge cannot work: %s", message)
+
+
+def llm_refusal(settings: Settings) -> str | None:
+    """Why the configured LLM endpoint refuses us (its last answer), or None."""
+    if not settings.llm_base_url:
+        return None
+    return llm_endpoint.refusal(settings.llm_base_url, settings.llm_model)
+
+
 def build_judge(request: AttributeRequest, settings: Settings) -> Judge:
     """The judge a request asks for; the llm judge asks the heuristic one first."""
     if request.judge == "heuristic":
         return HeuristicJudge()
     if not settings.llm_base_url:
         raise InvalidInput(
-            "the llm judge needs an OpenAI-compatible endpoint: set MEMTRACE_LLM_BASE_URL "
-            "(and MEMTRACE_LLM_API_KEY, MEMTRACE_LLM_MODEL)",
+            f"the {request.judge} judge needs an OpenAI-compatible endpoint: set "
+            "MEMTRACE_LLM_BASE_URL (and MEMTRACE_LLM_API_KEY, MEMTRACE_LLM_MODEL)",
             details=[{"loc": ["body", "judge"], "msg": "no LLM endpoint configured"}],
         )
     from service.attribution.judges.llm import LLMJudge
@@ -113,6 +139,10 @@ def build_judge(request: AttributeRequest, settings: Settings) -> Judge:
         max_tokens=settings.attribution_max_tokens,
         pre=HeuristicJudge(),
         confident=settings.llm_heuristic_confidence,
+        ask_all=request.judge == "llm-all",
+        max_failures=settings.attribution_max_llm_failures,
+        concurrency=settings.llm_concurrency,
+        context_tokens=settings.llm_context_tokens,
     )
 
 

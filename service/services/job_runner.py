@@ -210,6 +210,10 @@ async def _work(driver: AsyncDriver, database: str, settings: Settings, run: _Ru
     spec = run.spec
     limit = settings.attribution_graph_limit
     shared = _Shared(driver, database, settings, new_embedder(settings), ScopeReads(limit))
+    if spec.request.judge != "heuristic":
+        # A case waiting for an LLM slot would count the wait in its seconds: no more cases in
+        # flight than the endpoint takes requests (settings.llm_concurrency).
+        shared.in_flight = asyncio.Semaphore(min(CASES_IN_FLIGHT, settings.llm_concurrency))
     failures = 0
     async with driver.session(database=database) as session:
         while run.owned.is_set():

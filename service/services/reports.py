@@ -149,7 +149,8 @@ def _top_prompts(attributed: list[CaseRow]) -> list[BlamedPromptCount]:
 
 
 def _cost(rows: Iterable[CaseRow]) -> CostTotals:
-    costs = [r.cost for r in rows if r.cost is not None]
+    stored = [r for r in rows if r.cost is not None]
+    costs = [r.cost for r in stored if r.cost is not None]
     n = len(costs)
     llm_calls = sum(c.llm_calls for c in costs)
     input_tokens = sum(c.input_tokens for c in costs)
@@ -165,6 +166,8 @@ def _cost(rows: Iterable[CaseRow]) -> CostTotals:
         mean_input_tokens=input_tokens / n if n else 0.0,
         mean_output_tokens=output_tokens / n if n else 0.0,
         mean_seconds=seconds / n if n else 0.0,
+        llm_judged=sum(r.llm_judged for r in stored),
+        on_llm=sum(r.on_llm for r in stored),
     )
 
 

@@ -31,10 +31,12 @@ from starlette.routing import Route
 from service.attribution.judges.llm import unit_ids_in_prompt
 
 Answer = Callable[[dict[str, Any]], str]
-Failure = Literal["timeout", "429", "500", "malformed", "schema"]
+Failure = Literal["timeout", "429", "500", "404", "malformed", "schema", "runaway"]
 
 MALFORMED = "Sure! The units that carry it are the first two."
 WRONG_SCHEMA = '{"answers": [{"unit": "x", "carries": "yes"}]}'
+RUNAWAY = '{"verdicts": {' + '"carries": true, ' * 2000
+"""A degenerate answer as a small model gives it: the same fragment until the token cap."""
 
 
 def user_text(request: dict[str, Any]) -> str:
@@ -73,6 +75,8 @@ class ScriptedLLM:
 
     answer: Answer
     timeout_sleep_s: float = 3.0
+    refused_formats: set[str] = field(default_factory=set)
+    """``response_format`` types answered with a 400, as servers without JSON schema do."""
     latency_s: float = 0.0
     base_url: str = ""
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -80,6 +84,9 @@ class ScriptedLLM:
     _failures: deque[Failure] = field(default_factory=deque)
     _stopping: threading.Event = field(default_factory=threading.Event)
     _served: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+    """The most chat requests the server was handling at once."""
 
     def push_failure(self, mode: Failure, times: int = 1) -> None:
         """Serve ``mode`` to the next ``times`` requests, after any failures already queued."""
@@ -120,6 +127,14 @@ class ScriptedLLM:
             await asyncio.sleep(0.02)
 
     async def handle(self, request: Request) -> JSONResponse:
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return await self._handle(request)
+        finally:
+            self.in_flight -= 1
+
+    async def _handle(self, request: Request) -> JSONResponse:
         body: dict[str, Any] = await request.json()
         self.requests.append(body)
         mode = self._failures.popleft() if self._failures else None
@@ -127,6 +142,13 @@ class ScriptedLLM:
             await self._sleep(self.latency_s)
         if mode == "timeout":
             await self._sleep(self.timeout_sleep_s)
+        refused = (body.get("response_format") or {}).get("type") in self.refused_formats
+        if refused and mode is None:
+            error = {"error": {"message": "response_format json_schema is not supported"}}
+            return JSONResponse(error, status_code=400)
+        if mode == "404":
+            error = {"error": {"message": "model not found", "code": "model_not_found"}}
+            return JSONResponse(error, status_code=404)
         if mode in ("429", "500"):
             kind = "rate_limit_exceeded" if mode == "429" else "server_error"
             error = {"error": {"message": f"scripted {mode}", "type": kind, "code": kind}}
@@ -135,6 +157,8 @@ class ScriptedLLM:
             content = MALFORMED
         elif mode == "schema":
             content = WRONG_SCHEMA
+        elif mode == "runaway":
+            content = RUNAWAY
         else:
             content = self.answer(body)
         return JSONResponse(self._completion(body, content))
@@ -142,6 +166,10 @@ class ScriptedLLM:
     def _completion(self, body: dict[str, Any], content: str) -> dict[str, Any]:
         self._served += 1
         prompt = "".join(str(m.get("content") or "") for m in body.get("messages", []))
+        cap = body.get("max_tokens") or body.get("max_completion_tokens")
+        finish = "stop"
+        if cap is not None and _tokens(content) > cap:  # as a server cuts at max_tokens
+            content, finish = content[: cap * 4], "length"
         usage = {"prompt_tokens": _tokens(prompt), "completion_tokens": _tokens(content)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         return {
@@ -153,7 +181,7 @@ class ScriptedLLM:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
+                    "finish_reason": finish,
                 }
             ],
             "usage": usage,

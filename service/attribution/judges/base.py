@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from service.models.attribution import Cost
+from service.models.attribution import Cost, JudgeInfo
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,18 @@ class Judge(Protocol):
         ...
 
 
+def judge_info(judge: Judge) -> JudgeInfo:
+    """How a result reports ``judge``: its own ``info()`` (the LLM judge counts what the LLM
+    gave), else a judge that asks no LLM."""
+    info = getattr(judge, "info", None)
+    if callable(info):
+        result = info()
+        assert isinstance(result, JudgeInfo)
+        return result
+    kind = judge.kind if judge.kind in ("llm", "llm-all") else "heuristic"
+    return JudgeInfo(kind=kind, model=judge.model)
+
+
 @dataclass
 class CachedJudge:
     """Wraps a judge so that no unit is judged twice for the same case."""
@@ -77,6 +89,9 @@ class CachedJudge:
     @property
     def cost(self) -> Cost:
         return self.inner.cost
+
+    def info(self) -> JudgeInfo:
+        return judge_info(self.inner)
 
     async def judge(self, question: Question, units: list[UnitText]) -> dict[str, Verdict]:
         fresh = [u for u in units if u.id not in self.cache]

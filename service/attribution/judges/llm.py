@@ -1,55 +1,89 @@
-"""The LLM judge: one chat completion per batch of units, on a hard budget of calls and tokens.
+"""The LLM judge: one chat completion per batch of units, on a hard budget of calls, tokens and
+failures, and honest about what it gave.
 
 Invariants:
 
 - every HTTP attempt is one call in ``cost.llm_calls`` (the client never retries by itself), and
   an instance (one case) never makes more than ``max_calls`` attempts;
-- a call starts only if the prompt (estimated at chars/4) plus 200 answer tokens fits in what is
-  left of ``max_tokens``, counted from the ``usage`` the endpoint reports (the answer itself is not
-  capped: a ``max_tokens`` request parameter is refused by some models and truncates the JSON);
-- whatever goes wrong (budget, transient errors, an answer that stays malformed after one repair),
-  ``judge`` still returns a verdict for every unit: the pre-judge's, else ``carries=None``;
+- every request bounds its answer (``max_tokens`` from :func:`.llm_prompt.output_allowance`), and
+  a call starts only if its prompt (estimated at chars/4) plus that answer fits in what is left of
+  the token budget, counted from the ``usage`` the endpoint reports;
+- a batch fits the model's context (``context_tokens``): long units are cut to excerpts about the
+  question first, then the batch is split;
+- an answer that was cut at ``max_tokens``, malformed, or timed out is asked once more, never as
+  the identical request: a batch is split in halves, a single unit is asked with a stricter note.
+  After ``max_failures`` calls that gave nothing the LLM is not asked again for the case;
+- whatever goes wrong, ``judge`` still returns a verdict for every unit (the pre-judge's, else
+  ``carries=None``), and :meth:`LLMJudge.info` says how many verdicts came from the LLM, so a
+  result that rests on the heuristic says so. Only a refused endpoint (401/403/404) raises
+  (:class:`.llm_endpoint.EndpointRefused`): its settings are wrong and the user must know;
 - prompts and unit contents hold user memory: they are logged at debug level only.
-
-The prompt lists one unit per line, ``[id=<JSON string>] kind=<JSON string> content=<JSON string>``
-(:func:`unit_line`). Every free text is JSON-quoted, so no content can start a line of its own and
-:func:`unit_ids_in_prompt` finds exactly the units asked about.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import re
-from typing import Any
+from collections import Counter
 
-import openai
 from openai import AsyncOpenAI
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletionMessageParam
-from pydantic import BaseModel, ConfigDict, StrictBool, ValidationError
 
 from service.attribution.confidence import LLM_VERDICT
 from service.attribution.judges.base import Judge, Question, UnitText, Verdict
-from service.models.attribution import Cost
-from service.text import excerpt
+from service.attribution.judges.llm_endpoint import (
+    REFUSED_STATUS,
+    CallFailed,
+    LLMEndpoint,
+    _retry_after,
+)
+from service.attribution.judges.llm_endpoint import (
+    TRANSIENT as ENDPOINT_TRANSIENT,
+)
+from service.attribution.judges.llm_prompt import (
+    UNIT_LINE_RE,
+    MalformedAnswer,
+    build_messages,
+    estimate_tokens,
+    output_allowance,
+    parse_answer,
+    unit_ids_in_prompt,
+    unit_line,
+)
+from service.models.attribution import Cost, JudgeInfo
+
+__all__ = [
+    "BACKOFF_FIRST_S",
+    "BACKOFF_MAX_S",
+    "FATAL_STATUS",
+    "TRANSIENT",
+    "UNIT_LINE_RE",
+    "LLMJudge",
+    "_estimate_tokens",
+    "_retry_after",
+    "build_messages",
+    "unit_ids_in_prompt",
+    "unit_line",
+]
 
 logger = logging.getLogger(__name__)
 
 LLM_CONFIDENCE = LLM_VERDICT
-"""Confidence of a verdict the LLM gave: above the heuristic's usual threshold, below certainty."""
+"""Confidence of a verdict the LLM gave when the model's accuracy was not measured
+(``memtrace judge check`` measures it)."""
+
+# The prompt optimiser's client (service.services.prompts_llm) shares these retry rules.
+TRANSIENT = ENDPOINT_TRANSIENT
+FATAL_STATUS = REFUSED_STATUS
+_estimate_tokens = estimate_tokens
 
 BACKOFF_FIRST_S = 0.2
 BACKOFF_MAX_S = 5.0
-OUTPUT_ALLOWANCE_TOKENS = 200
-"""Tokens kept free for the answer when deciding whether a call still fits the token budget."""
-
-TRANSIENT = (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError)
-"""Worth another attempt: timeouts (a subclass of APIConnectionError), 429 and 5xx."""
-
-FATAL_STATUS = {401, 403, 404}
-"""Wrong key, model or URL: every later call of this instance would fail the same way."""
+MIN_UNIT_CHARS = 300
+"""Below this an excerpt rarely holds a fact with its subject: split the batch instead."""
+CONTEXT_CHARS_PER_TOKEN = 3
+"""Fitting a prompt to the context errs short: JSON-quoted text tokenises worse than prose."""
 
 ALWAYS_ASKED_KINDS = frozenset({"context"})
 """Kinds the LLM is asked about even where the pre-judge is confident. A ResponseError rests on
@@ -59,131 +93,6 @@ tuning half (a context of many memories shares the answer's words with another f
 it there cost 7 of the 10 cases ``llm`` lost against ``llm-all``. One more call per case at
 most; a context the walk reads is judged once (the cache)."""
 
-UNIT_LINE_RE = re.compile(r'^\[id=("(?:[^"\\]|\\.)*")\] kind=', re.MULTILINE)
-
-SYSTEM_PROMPT = """\
-You check the memory of an AI assistant that answered a user's question wrongly.
-You get the question, the expected (correct) answer, the wrong answer the assistant gave, \
-sometimes evidence (what the user originally said), and a list of units: pieces of text the \
-memory system handled (conversation messages, stored memories, retrieved contexts, prompts).
-For each unit decide whether it carries the information needed to answer the question \
-correctly, that is whether a reader of that unit alone could give the expected answer or \
-the fact it rests on. A unit that only mentions the topic, or supports the wrong answer, \
-does not carry it.
-All free texts are JSON strings. Answer with one JSON object and nothing else:
-{"verdicts": [{"id": "<unit id, copied exactly>", "carries": true}]}
-with one entry per unit and "carries" a JSON boolean."""
-
-
-class _Item(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    id: str
-    carries: StrictBool
-
-
-class _Answer(BaseModel):
-    """The JSON the model must answer; extra keys (a reason, say) are tolerated and ignored."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    verdicts: list[_Item]
-
-
-def _clip(text: str, limit: int, wanted: str = "") -> str:
-    """``text`` within ``limit`` characters: the segments most about ``wanted`` (see
-    :func:`service.text.excerpt`), marked with how much was left out."""
-    shown, left_out = excerpt(text, wanted, limit) if wanted else (text[:limit], len(text) - limit)
-    return shown if left_out <= 0 else f"{shown} [... {left_out} more characters]"
-
-
-def wanted_words(question: Question) -> str:
-    """What a long unit's excerpt is chosen by: the question, the expected answer and the
-    evidence (the same words the heuristic judge looks for)."""
-    return " ".join((question.question, question.expected_answer, *question.evidence_texts))
-
-
-def unit_line(unit: UnitText, max_chars: int, wanted: str = "") -> str:
-    """One unit as a prompt line; the only place the line format is written. A unit longer
-    than ``max_chars`` shows the segments most relevant to ``wanted``, not its head."""
-    uid, kind = (json.dumps(text, ensure_ascii=False) for text in (unit.id, unit.kind))
-    content = json.dumps(_clip(unit.content, max_chars, wanted), ensure_ascii=False)
-    return f"[id={uid}] kind={kind} content={content}"
-
-
-def unit_ids_in_prompt(prompt: str) -> list[str]:
-    """The ids of the units a prompt lists, in order (what a scripted test server needs)."""
-    return [json.loads(m.group(1)) for m in UNIT_LINE_RE.finditer(prompt)]
-
-
-def build_messages(
-    question: Question, units: list[UnitText], max_unit_chars: int
-) -> list[ChatCompletionMessageParam]:
-    """The system and user messages asking about ``units``."""
-
-    def q(text: str) -> str:
-        return json.dumps(_clip(text, max_unit_chars), ensure_ascii=False)
-
-    lines = [
-        f"Question: {q(question.question)}",
-        f"Expected answer: {q(question.expected_answer)}",
-        f"Wrong answer given: {q(question.wrong_answer)}",
-    ]
-    if question.evidence_texts:
-        lines.append("Evidence:")
-        lines += [f"- {q(text)}" for text in question.evidence_texts]
-    lines.append(f"Units ({len(units)}):")
-    wanted = wanted_words(question)
-    lines += [unit_line(u, max_unit_chars, wanted) for u in units]
-    return [
-        {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": "\n".join(lines)},
-    ]
-
-
-def _strip_fence(content: str) -> str:
-    """Some endpoints wrap JSON in a Markdown fence even in JSON mode; the fence is harmless."""
-    text = content.strip()
-    if text.startswith("```"):
-        text = text.split("\n", 1)[1] if "\n" in text else ""
-        text = text.removesuffix("```").strip()
-    return text
-
-
-def parse_answer(content: str, asked: set[str]) -> dict[str, bool]:
-    """Verdicts for the asked ids the answer names; raises ``ValidationError`` when malformed.
-
-    An id answered both ways is left out (unknown) rather than guessed.
-    """
-    answer = _Answer.model_validate_json(_strip_fence(content))
-    found: dict[str, bool] = {}
-    contradicted: set[str] = set()
-    for item in answer.verdicts:
-        if item.id not in asked:
-            continue
-        if found.get(item.id, item.carries) != item.carries:
-            contradicted.add(item.id)
-        found[item.id] = item.carries
-    return {k: v for k, v in found.items() if k not in contradicted}
-
-
-def _repair_message(error: ValidationError) -> ChatCompletionMessageParam:
-    problems = "; ".join(
-        f"{'.'.join(str(p) for p in e['loc']) or 'answer'}: {e['msg']}"
-        for e in error.errors(include_url=False)[:5]
-    )
-    return {
-        "role": "user",
-        "content": (
-            f"Your answer is not valid ({problems}). Answer again with only the JSON object "
-            '{"verdicts": [{"id": "<unit id>", "carries": true or false}]}, one entry per unit.'
-        ),
-    }
-
-
-def _estimate_tokens(messages: list[ChatCompletionMessageParam]) -> int:
-    return sum(len(str(m.get("content") or "")) for m in messages) // 4
-
 
 class LLMJudge:
     """Judges units with an OpenAI-compatible chat model; one instance per case.
@@ -192,11 +101,11 @@ class LLMJudge:
     unit carries the information, it settles the units it is confident about and the LLM only
     sees the doubtful ones; a batch it finds no carrier in goes to the LLM whole, since "none
     of these carries it" is what the walk blames an operation on (and a paraphrase is what a
-    lexical judge misses). ``client`` lets the caller share one connection
-    pool across cases; it is then used with ``max_retries=0`` and ``timeout_s`` too.
+    lexical judge misses). ``ask_all`` (the ``llm-all`` judge) sends every unit to the LLM; the
+    pre-judge's verdicts then only stand in where the LLM gave none. ``client`` lets the caller
+    share one connection pool across cases; it is then used with ``max_retries=0`` and
+    ``timeout_s`` too.
     """
-
-    kind = "llm"
 
     def __init__(
         self,
@@ -209,33 +118,68 @@ class LLMJudge:
         max_tokens: int,
         pre: Judge | None,
         confident: float = 0.8,
+        ask_all: bool = False,
+        max_failures: int = 3,
+        concurrency: int = 1,
+        context_tokens: int = 8192,
         max_unit_chars: int = 1500,
         temperature: float | None = 0.0,
+        verdict_confidence: float = LLM_CONFIDENCE,
         client: AsyncOpenAI | None = None,
     ) -> None:
+        self.kind = "llm-all" if ask_all else "llm"
         self.model: str | None = model
-        self._model = model
         self.cost = Cost()
         self.max_calls = max_calls
         self.max_tokens = max_tokens
         self.pre = pre
-        self.confident = confident
+        self.confident = float("inf") if ask_all else confident
+        self.max_failures = max_failures
+        self.context_tokens = context_tokens
         self.max_unit_chars = max_unit_chars
-        self.temperature = temperature
+        self.verdict_confidence = verdict_confidence
+        self.failures: Counter[str] = Counter()
+        self.llm_verdicts = 0
         self._tokens_spent = 0
-        self._disabled = False
-        self._owns_client = client is None
-        # max_retries=0: the SDK's own retries would be attempts we neither count nor bound.
-        self._client = (
-            AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0)
-            if client is None
-            else client.with_options(max_retries=0, timeout=timeout_s)
+        self._endpoint = LLMEndpoint(
+            base_url=base_url,
+            api_key=api_key,
+            model=model,
+            timeout_s=timeout_s,
+            concurrency=concurrency,
+            temperature=temperature,
+            client=client,
         )
 
     async def aclose(self) -> None:
         """Close the HTTP connections, unless the client was lent by the caller."""
-        if self._owns_client:
-            await self._client.close()
+        await self._endpoint.aclose()
+
+    def info(self) -> JudgeInfo:
+        """The judge as a result reports it: what the LLM was asked and what it gave."""
+        failed = sum(self.failures.values())
+        warning = None
+        if self.llm_verdicts == 0:
+            if self.cost.llm_calls == 0:
+                warning = (
+                    "the LLM was not asked (the heuristic judge was confident, or the budget "
+                    "allowed no call): this result rests on the heuristic judge"
+                )
+            else:
+                reasons = ", ".join(f"{n} {why}" for why, n in sorted(self.failures.items()))
+                why = f" ({reasons})" if reasons else ""
+                warning = (
+                    f"the LLM gave no usable verdict in {self.cost.llm_calls} calls{why}: "
+                    "this result rests on the heuristic judge"
+                )
+        return JudgeInfo(
+            kind="llm-all" if self.kind == "llm-all" else "llm",
+            model=self.model,
+            llm_calls=self.cost.llm_calls,
+            llm_verdicts=self.llm_verdicts,
+            llm_failures=failed,
+            warning=warning,
+        )
 
     async def judge(self, question: Question, units: list[UnitText]) -> dict[str, Verdict]:
         """A verdict for every unit: the pre-judge's if confident, else the LLM's, else unknown."""
@@ -264,97 +208,120 @@ class LLMJudge:
         answered = await self._ask(question, list(doubtful.values())) if doubtful else {}
         for uid in doubtful:
             if uid in answered:
-                verdicts[uid] = Verdict(answered[uid], LLM_CONFIDENCE, "llm")
+                verdicts[uid] = Verdict(answered[uid], self.verdict_confidence, "llm")
+                self.llm_verdicts += 1
             elif (p := pre.get(uid)) is not None and p.carries is not None:
                 verdicts[uid] = p
             else:
                 verdicts[uid] = Verdict(None, 0.0, "llm")
         return verdicts
 
+    def _stopped(self) -> bool:
+        return sum(self.failures.values()) >= self.max_failures
+
     async def _ask(self, question: Question, units: list[UnitText]) -> dict[str, bool]:
-        """The LLM's verdicts for the ids it answered validly; ``{}`` when it could not."""
-        messages = build_messages(question, units, self.max_unit_chars)
-        asked = {u.id for u in units}
+        """The LLM's verdicts for the units it answered validly; ``{}`` when it could not."""
+        answers: dict[str, bool] = {}
+        for batch, unit_chars in self._fitted(question, units):
+            answers.update(await self._ask_batch(question, batch, unit_chars, retry=True))
+        return answers
+
+    def _fitted(
+        self, question: Question, units: list[UnitText]
+    ) -> list[tuple[list[UnitText], int]]:
+        """``units`` in batches whose prompt and answer fit the model's context, each with the
+        excerpt length its units are shown at."""
+        chars = self.max_unit_chars
+        while True:
+            messages = build_messages(question, units, chars)
+            needed = estimate_tokens(messages) * 4 // CONTEXT_CHARS_PER_TOKEN
+            if needed + output_allowance([u.id for u in units]) <= self.context_tokens:
+                return [(units, chars)]
+            if chars > MIN_UNIT_CHARS:
+                chars = max(MIN_UNIT_CHARS, chars * 2 // 3)
+            elif len(units) > 1:
+                half = len(units) // 2
+                return self._fitted(question, units[:half]) + self._fitted(question, units[half:])
+            else:  # one unit at the shortest excerpt: the question itself is long; try anyway
+                return [(units, chars)]
+
+    async def _ask_batch(
+        self, question: Question, units: list[UnitText], unit_chars: int, *, retry: bool
+    ) -> dict[str, bool]:
+        strict = not retry and len(units) == 1
+        messages = build_messages(question, units, unit_chars, strict=strict)
+        ids = [u.id for u in units]
         logger.debug("LLM judge prompt for case %s:\n%s", question.case_id, messages[-1]["content"])
-        for attempt in ("first", "repair"):
-            content = await self._complete(messages)
-            if content is None:
-                return {}
-            try:
-                return parse_answer(content, asked)
-            except ValidationError as e:
-                logger.warning(
-                    "LLM judge: malformed answer for case %s (%s try, %d errors)",
-                    question.case_id,
-                    attempt,
-                    e.error_count(),
-                )
-                logger.debug("LLM judge malformed answer: %r", content)
-                messages = [*messages, {"role": "assistant", "content": content}]
-                messages.append(_repair_message(e))
-        return {}
+        failure = await self._answer(messages, ids)
+        if isinstance(failure, dict):
+            return failure
+        if failure is None or not retry or self._stopped():
+            return {}
+        # Asked again, never identically: halves of the batch, or one unit with a stricter note.
+        if len(units) == 1:
+            return await self._ask_batch(question, units, unit_chars, retry=False)
+        half = len(units) // 2
+        first = await self._ask_batch(question, units[:half], unit_chars, retry=False)
+        return first | await self._ask_batch(question, units[half:], unit_chars, retry=False)
 
-    def _fits_budget(self, messages: list[ChatCompletionMessageParam]) -> bool:
-        if self._disabled or self.cost.llm_calls >= self.max_calls:
-            return False
-        needed = _estimate_tokens(messages) + OUTPUT_ALLOWANCE_TOKENS
-        return self.max_tokens - self._tokens_spent >= needed
-
-    async def _complete(self, messages: list[ChatCompletionMessageParam]) -> str | None:
-        """The assistant's content, retrying transient errors; None when out of budget or failed."""
+    async def _answer(
+        self, messages: list[ChatCompletionMessageParam], ids: list[str]
+    ) -> dict[str, bool] | str | None:
+        """Verdicts, or the reason the answer gave none (worth asking again, differently), or
+        None when no call could be made (budget, failures)."""
+        allowance = output_allowance(ids)
         delay = BACKOFF_FIRST_S
-        while self._fits_budget(messages):
-            self.cost.llm_calls += 1
+        while self._fits_budget(messages, allowance):
             try:
-                response = await self._client.chat.completions.create(
-                    model=self._model,
-                    messages=messages,
-                    response_format={"type": "json_object"},
-                    **self._sampling(),
+                completion = await self._endpoint.complete(
+                    messages, ids, allowance, self._count_call
                 )
-            except TRANSIENT as e:
-                logger.warning(
-                    "LLM judge: transient %s, call %d", type(e).__name__, self.cost.llm_calls
-                )
-                if not self._fits_budget(messages):
-                    break
-                await asyncio.sleep(max(delay, _retry_after(e)))
+            except CallFailed as e:
+                self._fail(e.reason)
+                if e.reason != "transient":
+                    return e.reason
+                await asyncio.sleep(max(delay, e.retry_after_s))  # 429/5xx: the same is fine
                 delay = min(delay * 2, BACKOFF_MAX_S)
                 continue
-            except openai.APIStatusError as e:
-                logger.warning("LLM judge: endpoint answered %d, not retried", e.status_code)
-                if e.status_code in FATAL_STATUS:
-                    self._disabled = True
-                return None
-            except openai.APIError as e:  # e.g. a body that is not a chat completion
-                logger.warning("LLM judge: unusable response (%s), not retried", type(e).__name__)
-                return None
-            self._record_usage(response.usage, messages)
-            if not response.choices:
-                return ""
-            return response.choices[0].message.content or ""
+            self._record_usage(completion.usage, messages, allowance)
+            if completion.finish_reason == "length":
+                self._fail("cut at max_tokens")
+                return "length"
+            try:
+                return parse_answer(completion.content, set(ids))
+            except MalformedAnswer:
+                self._fail("malformed")
+                logger.debug("LLM judge malformed answer: %r", completion.content)
+                return "malformed"
         logger.info("LLM judge: no call left (%d made)", self.cost.llm_calls)
         return None
 
-    def _sampling(self) -> dict[str, Any]:
-        return {} if self.temperature is None else {"temperature": self.temperature}
+    def _count_call(self) -> None:
+        self.cost.llm_calls += 1
+
+    def _fail(self, reason: str) -> None:
+        self.failures[reason] += 1
+        logger.warning(
+            "LLM judge: %s (failure %d of %d allowed for the case)",
+            reason,
+            sum(self.failures.values()),
+            self.max_failures,
+        )
+
+    def _fits_budget(self, messages: list[ChatCompletionMessageParam], allowance: int) -> bool:
+        if self._stopped() or self.cost.llm_calls >= self.max_calls:
+            return False
+        return self.max_tokens - self._tokens_spent >= estimate_tokens(messages) + allowance
 
     def _record_usage(
-        self, usage: CompletionUsage | None, messages: list[ChatCompletionMessageParam]
+        self,
+        usage: CompletionUsage | None,
+        messages: list[ChatCompletionMessageParam],
+        allowance: int,
     ) -> None:
         if usage is None:  # some compatible servers omit usage: keep the budget honest anyway
-            self._tokens_spent += _estimate_tokens(messages) + OUTPUT_ALLOWANCE_TOKENS
+            self._tokens_spent += estimate_tokens(messages) + allowance
             return
         self.cost.input_tokens += usage.prompt_tokens
         self.cost.output_tokens += usage.completion_tokens
         self._tokens_spent += usage.prompt_tokens + usage.completion_tokens
-
-
-def _retry_after(error: Exception) -> float:
-    """A server's small Retry-After (seconds) is honoured; a large one is the budget's business."""
-    response = getattr(error, "response", None)
-    value = response.headers.get("retry-after") if response is not None else None
-    try:
-        return min(float(value), BACKOFF_MAX_S) if value else 0.0
-    except ValueError:
-        return 0.0

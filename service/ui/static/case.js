@@ -203,7 +203,12 @@
     setText("confidence", a.confidence.toFixed(2));
     setText("reason", a.reason);
     const judge = a.judge.model ? `${a.judge.kind} (${a.judge.model})` : a.judge.kind;
-    setText("judge", `${judge} · ${a.cost.llm_calls} LLM calls · ${a.cost.seconds.toFixed(3)} s`);
+    let judged = `${judge} · ${a.cost.llm_calls} LLM calls · ${a.cost.seconds.toFixed(3)} s`;
+    if (a.judge.kind !== "heuristic") {
+      judged += ` · ${a.judge.llm_verdicts ?? 0} LLM verdicts, ${a.judge.llm_failures ?? 0} failed calls`;
+      if (a.judge.warning) judged += ` · ${a.judge.warning}`;
+    }
+    setText("judge", judged);
     const path = $("evidence-path");
     path.replaceChildren();
     for (const id of a.evidence_path) {
