@@ -36,7 +36,9 @@ MODEL_NAME = "smollm2-135m-instruct"  # the alias the server answers to in /v1/m
 
 CONTEXT_TOKENS = 4096
 THREADS = 2
-SERVER_MAX_TOKENS = 512  # second line of defence; clients send their own max_tokens
+# Second line of defence: it bounds only requests without max_tokens (a request's own
+# max_tokens replaces it, larger or smaller; checked by hand with a cap of 8 and max_tokens=20).
+SERVER_MAX_TOKENS = 512
 
 
 def model_path() -> Path | None:
