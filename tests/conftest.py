@@ -8,6 +8,7 @@ runs the rest alone, in seconds.
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 from neo4j import Driver, GraphDatabase
 
 from tests.support.keyed import keyed_service
+from tests.support.llama_server import LlamaServer, missing, run_llama_server
 from tests.support.llm_server import Answer, ScriptedLLM, oracle_from_ids, scripted_llm
 from tests.support.servers import (
     Neo4jHandle,
@@ -27,7 +29,7 @@ from tests.support.servers import (
 )
 
 INTEGRATION_FIXTURES = frozenset(
-    {"neo4j", "neo4j_driver", "service", "down_service", "client", "llm_service"}
+    {"neo4j", "neo4j_driver", "service", "down_service", "client", "llm_service", "llama_server"}
 )
 
 
@@ -118,3 +120,19 @@ def llm_service(neo4j: Neo4jHandle, workdir: Path, llm: ScriptedLLM) -> Iterator
         MEMTRACE_EMBEDDINGS_MODEL="scripted-embeddings",
     ) as handle:
         yield handle
+
+
+@pytest.fixture(scope="session")
+def llama_server(workdir: Path) -> Iterator[LlamaServer]:
+    """A real llama.cpp server (xllamacpp) with SmolLM2-135M-Instruct, one slot, on a free port.
+
+    Skipped when the local-llm packages are missing, except under `make test`, which installs
+    them and sets MEMTRACE_TEST_LOCAL_LLM=required: there a missing model fails, so an install
+    step that went missing cannot pass as a skip."""
+    reason = missing()
+    if reason is not None:
+        if os.environ.get("MEMTRACE_TEST_LOCAL_LLM") == "required":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    with run_llama_server(workdir) as server:
+        yield server
