@@ -284,15 +284,13 @@ class LLMJudge:
                 delay = min(delay * 2, BACKOFF_MAX_S)
                 continue
             self._record_usage(completion.usage, messages, allowance)
-            if completion.finish_reason == "length":
-                self._fail("cut at max_tokens")
-                return "length"
-            try:
+            try:  # parsed first: llama.cpp may say "length" of an answer that closed in time
                 return parse_answer(completion.content, set(ids))
             except MalformedAnswer:
-                self._fail("malformed")
-                logger.debug("LLM judge malformed answer: %r", completion.content)
-                return "malformed"
+                cut = completion.finish_reason == "length"
+                self._fail("cut at max_tokens" if cut else "malformed")
+                logger.debug("LLM judge unusable answer: %r", completion.content)
+                return "length" if cut else "malformed"
         logger.info("LLM judge: no call left (%d made)", self.cost.llm_calls)
         return None
 
