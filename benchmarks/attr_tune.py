@@ -2,7 +2,10 @@
 dataset, half and judge, and the misses. For iterating on the walk and the judge without Neo4j;
 tune on the tuning half only (LoCoMo conversations 0-4), never on the held-out half.
 
-Run: ``python -m benchmarks.attr_tune --datasets locomo --half tune --misses 20``.
+Run: ``python -m benchmarks.attr_tune --datasets locomo --half tune --misses 20``. With
+``--llm-base-url URL --llm-model NAME [--llm-api-key KEY]`` the ``llm`` and ``llm-all`` judges are
+the service's llm judge asking that endpoint over HTTP (:mod:`benchmarks.attr_endpoint`) instead
+of the oracle.
 """
 
 from __future__ import annotations
@@ -11,15 +14,17 @@ import argparse
 import asyncio
 import json
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from openai import AsyncOpenAI
 
+from benchmarks.attr_endpoint import add_endpoint_options, endpoint_of, llm_judge
 from benchmarks.attr_inprocess import attribute_in_process
 from benchmarks.attr_metrics import op_correct, reliability, type_correct
 from benchmarks.attr_run import CaseRef, Dataset
 from benchmarks.oracle import CaseTruth, Oracle, OracleJudge, hidden_by_clipping, units_in_prompt
-from service.attribution.judges.base import Question, UnitText, Verdict
+from service.attribution.judges.base import Judge, Question, UnitText, Verdict
 from service.attribution.judges.heuristic import HeuristicJudge
 from service.attribution.judges.llm import LLMJudge, _estimate_tokens, build_messages
 from service.attribution.judges.llm_prompt import output_allowance
@@ -145,7 +150,9 @@ def main(argv: list[str] | None = None) -> None:
         default=Settings().llm_heuristic_confidence,
         help="the llm row's MEMTRACE_LLM_HEURISTIC_CONFIDENCE",
     )
+    add_endpoint_options(parser)
     args = parser.parse_args(argv)
+    endpoint = endpoint_of(parser, args)
     datasets = _datasets(args.datasets.split(","), args.half, args.quick)
     oracle = Oracle.of([b for d in datasets for b in d.batches])
     log = VerdictLog()
@@ -153,11 +160,18 @@ def main(argv: list[str] | None = None) -> None:
     def truth(ref: CaseRef) -> CaseTruth | None:
         return oracle.by_case.get((ref.project, ref.case_id))
 
+    def llm_row(confident: float) -> Callable[[CaseRef], Judge]:
+        """The llm judge deferring below ``confident``: the endpoint's if one is given, else
+        the oracle in the endpoint's place."""
+        if endpoint is not None:
+            return lambda ref: llm_judge(endpoint, confident)
+        return lambda ref: OracleLLMJudge(truth(ref), confident)
+
     makers: dict[str, Any] = {
         "heuristic": lambda ref: HeuristicJudge(),
         "verdicts": lambda ref: log.judge_for(truth(ref)),
-        "llm": lambda ref: OracleLLMJudge(truth(ref), args.confident),
-        "llm-all": lambda ref: OracleLLMJudge(truth(ref), 1.01),
+        "llm": llm_row(args.confident),
+        "llm-all": llm_row(1.01),
         "oracle": lambda ref: OracleJudge(oracle.by_case.get((ref.project, ref.case_id))),
     }
     for dataset in datasets:

@@ -3,12 +3,15 @@
 1. A fresh Neo4j, and services on it: one plain (heuristic judge), one whose llm judge asks an
    in-process ORACLE (:mod:`benchmarks.oracle`, answering from ground truth), and one asking the
    oracle about every unit (``MEMTRACE_LLM_HEURISTIC_CONFIDENCE=1.01``, row ``llm-all``).
+   ``--llm-base-url URL --llm-model NAME [--llm-api-key KEY]`` puts a real endpoint in the
+   oracle's place for these rows and the in-process llm row (:mod:`benchmarks.attr_endpoint`).
 2. Datasets: synthetic traces at three sizes (small, default, large) and the LoCoMo-derived
    traces, every batch in a project of its own.
 3. ``POST /attribute`` (refresh) for every labelled failed case and judge row, ``--concurrency``
    at a time.
 4. The flat-log baseline (:mod:`benchmarks.flatlog`): one call per case over the whole log,
-   answered by the oracle with the true label (its accuracy is an upper bound; its cost is real).
+   answered by the oracle with the true label (its accuracy is an upper bound; its cost is real),
+   whichever endpoint the llm rows ask.
 5. The engine alone in-process (:mod:`benchmarks.attr_inprocess`).
 
 Figures go to ``benchmarks/results/attribution.json`` and ``attribution.md``; every case's
@@ -32,6 +35,14 @@ from typing import Any
 import httpx
 
 from benchmarks import flatlog
+from benchmarks.attr_endpoint import (
+    ORACLE_MODEL,
+    Endpoint,
+    add_endpoint_options,
+    endpoint_of,
+    llm_judge,
+    redacted,
+)
 from benchmarks.attr_inprocess import attribute_in_process
 from benchmarks.attr_metrics import Record, op_correct, type_correct
 from benchmarks.attr_report import figures as make_figures
@@ -43,7 +54,7 @@ from benchmarks.harness import RESULTS, fresh_neo4j, save
 from benchmarks.oracle import Oracle
 from service.attribution.judges.base import Judge
 from service.attribution.judges.heuristic import HeuristicJudge
-from service.attribution.judges.llm import LLMJudge
+from service.settings import Settings
 from tests.support.llm_server import ScriptedLLM, scripted_llm
 from tests.support.servers import REPO, run_service
 
@@ -182,20 +193,17 @@ def run_baseline(
     return records, walls
 
 
-def run_in_process(datasets: list[Dataset], llm_url: str | None) -> tuple[list[Record], Walls]:
+def run_in_process(
+    datasets: list[Dataset], endpoint: Endpoint | None
+) -> tuple[list[Record], Walls]:
+    """The engine in-process with the heuristic judge, and with the llm judge asking
+    ``endpoint`` (the row ``inproc-llm``, when given) at the service's default deferral."""
     makers: dict[str, Any] = {"inproc-heuristic": lambda ref: HeuristicJudge()}
-    if llm_url:
+    if endpoint is not None:
+        confident = Settings().llm_heuristic_confidence
 
         def make_llm(ref: CaseRef) -> Judge:
-            return LLMJudge(
-                base_url=llm_url,
-                api_key="x",
-                model="oracle",
-                timeout_s=30,
-                max_calls=8,
-                max_tokens=20_000,
-                pre=HeuristicJudge(),
-            )
+            return llm_judge(endpoint, confident)
 
         makers["inproc-llm"] = make_llm
     records: list[Record] = []
@@ -236,6 +244,7 @@ def code_version() -> dict[str, Any]:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The options; ``endpoint`` is the one the llm rows ask instead of the oracle, or None."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="small run: 2 sizes, 1 conversation")
     parser.add_argument("--locomo", default="../shared/data/locomo10")
@@ -251,25 +260,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         choices=["both", "tune", "heldout"],
         help="LoCoMo conversations 0-4 (tune), 5-9 (heldout) or both",
     )
+    add_endpoint_options(parser)
     args = parser.parse_args(argv)
     unknown = set(args.judges.split(",")) - set(ROWS)
     if unknown:
         parser.error(f"unknown judges {sorted(unknown)}; choose from {sorted(ROWS)}")
+    args.endpoint = endpoint_of(parser, args)
     return args
 
 
 @contextmanager
 def services(
-    local_uri: str, llm: ScriptedLLM, names: list[str], workdir: Path
+    local_uri: str, endpoint: Endpoint, names: list[str], workdir: Path, **extra: str
 ) -> Iterator[dict[str, str]]:
-    """The service per row: plain for heuristic, oracle-backed for llm rows."""
-    env = {
-        "MEMTRACE_LLM_BASE_URL": llm.base_url,
-        "MEMTRACE_LLM_API_KEY": "x",
-        "MEMTRACE_LLM_MODEL": "oracle",
-    }
+    """The service per row: plain for heuristic, asking ``endpoint`` for the llm rows;
+    ``extra`` goes to every service's environment (e.g. the Neo4j credentials)."""
+    env = {**extra, **endpoint.env()}
     with ExitStack() as stack:
-        urls = {"plain": stack.enter_context(run_service(local_uri, workdir)).url}
+        urls = {"plain": stack.enter_context(run_service(local_uri, workdir, **extra)).url}
         if "llm" in names:
             urls["llm"] = stack.enter_context(run_service(local_uri, workdir, **env)).url
         if "llm-all" in names:
@@ -291,12 +299,12 @@ def main(argv: list[str] | None = None) -> None:
     sizes = {d.name: d.sizes() for d in datasets}
     for name, s in sizes.items():
         print(f"  {name:18} {s}", flush=True)
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        fresh_neo4j() as local,
-        scripted_llm(oracle.answer) as llm,
-        services(local.uri, llm, names, Path(tmp)) as urls,
-    ):
+    with ExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        local = stack.enter_context(fresh_neo4j())
+        llm = stack.enter_context(scripted_llm(oracle.answer))  # the baseline's, at least
+        asks = args.endpoint or Endpoint(llm.base_url, ORACLE_MODEL)
+        urls = stack.enter_context(services(local.uri, asks, names, tmp))
         with httpx.Client(base_url=urls["plain"], timeout=600) as client:
             seconds = sum(ingest(client, d.batches) for d in datasets)
         print(f"ingested in {seconds:.1f} s; attributing ...", flush=True)
@@ -310,17 +318,18 @@ def main(argv: list[str] | None = None) -> None:
             walls.update(more)
         if not args.no_inprocess:
             print("engine in-process ...", flush=True)
-            got, more = run_in_process(datasets, llm.base_url if "llm" in names else None)
+            got, more = run_in_process(datasets, asks if "llm" in names else None)
             records += got
             walls.update(more)
     fig = make_figures(records, walls, sizes)
-    fig["command"] = "python -m benchmarks.attribution " + " ".join(argv or sys.argv[1:])
+    fig["command"] = "python -m benchmarks.attribution " + " ".join(redacted(argv or sys.argv[1:]))
     fig["code"] = version
     fig["config"] = {
         "concurrency": args.concurrency,
         "seed": args.seed,
         "sizes (sessions, distractors)": QUICK_SIZES if args.quick else SIZES,
         "rows": names,
+        "llm_rows_ask": args.endpoint.described() if args.endpoint else ORACLE_MODEL,
     }
     fig["oracle"] = {
         **oracle.stats,

@@ -15,8 +15,9 @@ project of their own per round, so they never feed the optimisation.
 The model is the deterministic simulated one (``closed_loop_model``, served over the
 OpenAI-compatible HTTP API) unless ``--llm-base-url`` names a real endpoint, which then serves
 both the memory system and the service's optimiser (``MEMTRACE_LLM_*``). Prints per round:
-accuracy before/after on both splits, the error types of the optimised split's failures, and the
-LLM calls and tokens of the optimisation; saves benchmarks/results/closed_loop.json.
+accuracy before/after on both splits, the error types of the optimised split's failures, the LLM
+calls and tokens of the optimisation, and the extraction answers that held no usable JSON
+(counted, never fatal); saves benchmarks/results/closed_loop.json.
 """
 
 from __future__ import annotations
@@ -63,13 +64,15 @@ def _run_split(
 ) -> dict[str, Any]:
     files = {p.stem: p for p in conversation_files(data_dir)}
     tracer = Tracer(MemTraceClient(service_url, project=project), system="sim-memory")
-    asked = correct = calls = 0
+    asked = correct = calls = extractions = unusable = 0
     case_ids: list[str] = []
     for name in names:
         run = run_conversation(
             read_conversation(files[name]), prompts, tracer, model, model_name, sessions, tag
         )
         asked, correct, calls = asked + run.asked, correct + run.correct, calls + run.llm_calls
+        extractions += run.extractions
+        unusable += run.unusable_extractions
         case_ids += run.case_ids
     if not tracer.flush(300):
         raise RuntimeError("the trace was not delivered")
@@ -79,6 +82,8 @@ def _run_split(
         "correct": correct,
         "accuracy": round(correct / asked, 4) if asked else 0.0,
         "memory_llm_calls": calls,
+        "extraction_answers": extractions,
+        "unusable_extraction_answers": unusable,
         "case_ids": case_ids,
     }
 
@@ -217,15 +222,26 @@ def _summary(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 ],
                 "llm_calls": calls,
                 "tokens": tokens,
+                "unusable_extractions": "{}/{}".format(*_unusable(before)),
             }
         )
     return rows
 
 
+def _unusable(row: dict[str, Any]) -> tuple[int, int]:
+    """A run's extraction answers without usable facts (they stored nothing), and all of them,
+    both splits."""
+    splits = (row["optimized_split"], row["held_out_split"])
+    return (
+        sum(s["unusable_extraction_answers"] for s in splits),
+        sum(s["extraction_answers"] for s in splits),
+    )
+
+
 def print_table(summary: list[dict[str, Any]], out: Any = sys.stdout) -> None:
     print(
         "round | optimised split before -> after | held-out before -> after | "
-        "error types (optimised split) | prompts | LLM calls | tokens",
+        "error types (optimised split) | prompts | LLM calls | tokens | unusable extractions",
         file=out,
     )
     for r in summary:
@@ -233,7 +249,8 @@ def print_table(summary: list[dict[str, Any]], out: Any = sys.stdout) -> None:
         print(
             f"{r['round']} | {r['optimized_before']:.1%} -> {r['optimized_after']:.1%} | "
             f"{r['held_out_before']:.1%} -> {r['held_out_after']:.1%} | {types} | "
-            f"{', '.join(r['optimised']) or '-'} | {r['llm_calls']} | {r['tokens']}",
+            f"{', '.join(r['optimised']) or '-'} | {r['llm_calls']} | {r['tokens']} | "
+            f"{r['unusable_extractions']}",
             file=out,
         )
 
@@ -284,6 +301,13 @@ def main(argv: list[str] | None = None) -> None:
         )
         seconds = round(time.perf_counter() - started, 1)
     print_table(figures["summary"])
+    for row in figures["rounds"]:
+        bad, of = _unusable(row)
+        if bad:
+            print(
+                f"run {row['round']}: {bad} of {of} extraction answers held no JSON "
+                '{"facts": [...]} object: those turns stored no memory'
+            )
     last = figures["rounds"][-1]
     if last.get("optimizations") and not any("to" in o for o in last["optimizations"]):
         print(f"round {last['round'] + 1}: no new version (every proposal refused), stopped:")

@@ -5,12 +5,17 @@ It talks to its model only through the OpenAI-compatible API (``openai`` client)
 code runs against the simulated model (``benchmarks.closed_loop_model``) or a real endpoint.
 One extraction call per conversation turn, one answer call per question; the cases are judged
 by ``contains_expected`` (every word of the gold answer in the answer).
+
+A real model does not always answer the JSON it is asked for: the extraction's answer is read
+tolerantly (:func:`extracted_facts`), and a turn whose answer holds no ``{"facts": [...]}`` object
+stores no memory and is counted (``RunResult.unusable_extractions``), not fatal.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from memtrace_client import Prompt, Tracer
 from memtrace_client.adapters.judging import contains_expected
@@ -41,12 +46,41 @@ message (what a chat model's custom prompt looks like)."""
 
 @dataclass
 class RunResult:
-    """One conversation run: how many questions were asked and answered right."""
+    """One conversation run: how many questions were asked and answered right, and how many
+    extraction answers held no usable facts."""
 
     asked: int = 0
     correct: int = 0
     llm_calls: int = 0
+    extractions: int = 0
+    unusable_extractions: int = 0
     case_ids: list[str] = field(default_factory=list)
+
+
+_DECODER = json.JSONDecoder()
+
+
+def first_json_object(text: str) -> dict[str, Any] | None:
+    """The first JSON object in ``text``, wherever it starts: a model asked for JSON may put a
+    Markdown fence or a sentence around it. None when no ``{`` starts a whole object."""
+    start = text.find("{")
+    while start != -1:
+        try:
+            value, _ = _DECODER.raw_decode(text, start)
+        except json.JSONDecodeError:
+            value = None
+        if isinstance(value, dict):
+            return value
+        start = text.find("{", start + 1)
+    return None
+
+
+def extracted_facts(answer: str) -> list[str] | None:
+    """The facts of an extraction answer (its first JSON object's ``facts`` list); None when it
+    has none, which the run counts instead of failing on."""
+    found = first_json_object(answer)
+    facts = found.get("facts") if found is not None else None
+    return [str(f) for f in facts] if isinstance(facts, list) else None
 
 
 def questions(conversation: LocomoConversation, sessions: int | None) -> list[QA]:
@@ -108,7 +142,11 @@ def run_conversation(
                 prompt=prompts[EXTRACTION],
                 session_id=f"{conversation.name}-{session.number}",
             ) as op:
-                facts = json.loads(chat(prompts[EXTRACTION], slots)).get("facts", [])
+                facts = extracted_facts(chat(prompts[EXTRACTION], slots))
+                result.extractions += 1
+                if facts is None:  # traced as an extraction that captured nothing
+                    result.unusable_extractions += 1
+                    facts = []
                 for i, fact in enumerate(facts):
                     memory = tracer.memory(
                         str(fact), memory_id=f"{tag}{conversation.name}:{turn.dia_id}:{i}"

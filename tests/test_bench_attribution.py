@@ -11,16 +11,18 @@ import asyncio
 import json
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 
 from benchmarks import flatlog
+from benchmarks.attr_endpoint import Endpoint, redacted
 from benchmarks.attr_inprocess import attribute_in_process
 from benchmarks.attr_metrics import accuracy, op_correct, summarize, type_correct
 from benchmarks.attr_report import figures, markdown
 from benchmarks.attr_run import Dataset, in_project, ingest, split_batch
-from benchmarks.attribution import Row, run_baseline, run_rows
+from benchmarks.attribution import Row, parse_args, run_baseline, run_in_process, run_rows, services
 from benchmarks.datasets import generate_conversation
 from benchmarks.datasets.locomo_source import REPO_ROOT, conversation_files
 from benchmarks.flatlog import batch_units, op_ids_in_log
@@ -28,8 +30,8 @@ from benchmarks.oracle import Oracle, units_in_prompt
 from service.attribution.judges.base import Question, UnitText
 from service.attribution.judges.heuristic import HeuristicJudge
 from service.attribution.judges.llm import build_messages
-from tests.support.llm_server import ScriptedLLM
-from tests.support.servers import ServiceHandle
+from tests.support.llm_server import ScriptedLLM, scripted_llm
+from tests.support.servers import Neo4jHandle, ServiceHandle
 
 
 @pytest.fixture(scope="module")
@@ -206,6 +208,62 @@ def test_harness_core_against_the_services(
         not (type_correct(r) and op_correct(r)) for r in heur
     )
     assert "| synthetic-tiny | heuristic |" in markdown(fig)
+
+
+def test_the_llm_rows_ask_the_endpoint_given(
+    neo4j: Neo4jHandle, service: ServiceHandle, llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    """``--llm-base-url URL --llm-model NAME --llm-api-key KEY``: the service the harness starts
+    for an llm row and the in-process llm row both ask that endpoint for that model; the oracle
+    (here the session's scripted server) is never asked, and the key is not recorded."""
+    tag = uuid.uuid4().hex[:8]
+    small = Dataset(
+        "synthetic-endpoint",
+        [
+            in_project(
+                generate_conversation(
+                    "mem0", seed=3, n_sessions=2, n_distractors=4, n_questions=6, project=tag
+                ),
+                f"e-{tag}",
+            )
+        ],
+    )
+    with scripted_llm(Oracle.of(small.batches).answer) as theirs:
+        argv = ["--llm-base-url", theirs.base_url, "--llm-model", "their-model"]
+        args = parse_args([*argv, "--llm-api-key", "their-key"])
+        assert args.endpoint == Endpoint(theirs.base_url, "their-model", "their-key")
+        with httpx.Client(base_url=service.url, timeout=60) as client:
+            ingest(client, small.batches)
+        oracle_asked = len(llm.requests)
+        with services(
+            neo4j.uri,
+            args.endpoint,
+            ["llm-all"],
+            tmp_path,
+            MEMTRACE_NEO4J_USER=neo4j.user,
+            MEMTRACE_NEO4J_PASSWORD=neo4j.password,
+        ) as urls:
+            records, _ = run_rows([small], [Row("llm-all", "llm", urls["llm-all"])], 2)
+        over_http = len(theirs.requests)
+        assert sum(r["llm_calls"] for r in records) == over_http > 0
+        inproc, _ = run_in_process([small], args.endpoint)
+        in_process = [r for r in inproc if r["judge"] == "inproc-llm"]
+        assert sum(r["llm_calls"] for r in in_process) == len(theirs.requests) - over_http > 0
+        assert {body["model"] for body in theirs.requests} == {"their-model"}
+    assert len(llm.requests) == oracle_asked
+    assert "their-key" not in " ".join(redacted([*argv, "--llm-api-key", "their-key"]))
+    assert redacted(["--llm-api-key=their-key"]) == ["--llm-api-key=***"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--llm-base-url", "http://127.0.0.1:9/v1"], ["--llm-model", "their-model"]],
+)
+def test_an_endpoint_needs_both_url_and_model(argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as refused:
+        parse_args(argv)
+    assert refused.value.code == 2
+    assert parse_args([]).endpoint is None  # the oracle, as before
 
 
 def test_summary_counts_an_inconclusive_case_as_wrong() -> None:

@@ -5,6 +5,7 @@ OpenAI-compatible server, and the next round run with the newest version."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -13,7 +14,7 @@ from memtrace_client import MemTraceClient, Prompt, RequestFailed, Tracer
 from neo4j import Driver
 
 from tests.support.cli import memtrace
-from tests.support.llm_server import ScriptedLLM, user_text
+from tests.support.llm_server import Reply, ScriptedLLM, user_text
 from tests.support.servers import ServiceHandle
 
 EXTRACT_V1 = (
@@ -59,22 +60,48 @@ def attribute(client: httpx.Client, project: str, cases: list[str]) -> None:
         ), result
 
 
-def optimizer(edit: str | None = None) -> Any:
-    """The scripted LLM as the optimiser sees it: feedback that dates were dropped, a merged
-    instruction, and an edit that adds the rule (or answers ``edit`` verbatim)."""
+Edit = str | Reply | Callable[[dict[str, Any]], str | Reply]
 
-    def answer(request: dict[str, Any]) -> str:
+
+def optimizer(edit: Edit | None = None) -> Any:
+    """The scripted LLM as the optimiser sees it: feedback that dates were dropped, a merged
+    instruction, and an edit that adds the rule (or answers ``edit``, or what ``edit`` says to
+    the edit request)."""
+
+    def answer(request: dict[str, Any]) -> str | Reply:
         system = str(request["messages"][0]["content"])
         if system.startswith("You combine feedback"):
             return f"- {ADDED_RULE}"
         if system.startswith("You edit a prompt"):
+            if callable(edit):
+                return edit(request)
             if edit is not None:
                 return edit
-            template = user_text(request).split("Current template:\n", 1)[1]
-            return f"{template}\n{ADDED_RULE}"
+            return f"{_template(request)}\n{ADDED_RULE}"
         return "The prompt does not ask to keep dates, so the date was dropped."
 
     return answer
+
+
+def _template(edit_request: dict[str, Any]) -> str:
+    return user_text(edit_request).split("Current template:\n", 1)[1]
+
+
+def echo_of_the_request(request: dict[str, Any]) -> Reply:
+    """What a small model did with the edit request: copied it back, cut at its output cap."""
+    return Reply(user_text(request)[:160], "length")
+
+
+def echo_of_the_instructions(request: dict[str, Any]) -> str:
+    """The system message's instructions, then the edited template: finished, every
+    placeholder kept, changed, and still not a template to store."""
+    system = str(request["messages"][0]["content"])
+    return f"{system}\n{_template(request)}\n{ADDED_RULE}"
+
+
+def echo_of_the_labels(request: dict[str, Any]) -> str:
+    """The request from its placeholders line on: the instructions and the template, labelled."""
+    return user_text(request).split("\n", 1)[1]
 
 
 @pytest.fixture
@@ -214,6 +241,11 @@ def test_optimisation_stores_the_next_version_with_its_lineage_and_the_next_roun
         ("Extract the facts. Answer as JSON.", "drops placeholders {conversation}"),
         ("   ", "empty prompt"),
         (EXTRACT_V1, "unchanged"),
+        # The edit as asked, but cut at the output cap: the template lost its end.
+        (Reply(f"{EXTRACT_V1}\nKeep every date and", "length"), "cut at its output limit"),
+        (echo_of_the_request, "cut at its output limit"),
+        (echo_of_the_instructions, "echoes the edit request"),
+        (echo_of_the_labels, "echoes the edit request"),
     ],
 )
 def test_a_refused_proposal_stores_nothing(
@@ -222,7 +254,7 @@ def test_a_refused_proposal_stores_nothing(
     project: str,
     llm: ScriptedLLM,
     neo4j_driver: Driver,
-    edit: str,
+    edit: Edit,
     why: str,
 ) -> None:
     cases = run_round(tracer, ("fact-extraction", EXTRACT_V1), 1, "d")
@@ -231,10 +263,14 @@ def test_a_refused_proposal_stores_nothing(
     count = "MATCH (n {project: $p}) RETURN count(n) AS n"
     nodes = neo4j_driver.execute_query(count, p=project).records[0]["n"]
 
+    before = len(llm.requests)
     answer = http.post("/prompts/fact-extraction/optimize", params={"project": project})
     assert answer.status_code == 422, answer.text
     assert why in answer.json()["message"] and "nothing stored" in answer.json()["message"]
-    assert answer.json()["details"][0]["loc"] == ["proposal", "text"]
+    assert answer.json()["details"][0]["loc"][0] == "proposal"
+    # Every request bounds its answer; the edit's cap is what a cut answer is measured by.
+    caps = [body.get("max_tokens") for body in llm.requests[before:]]
+    assert caps and all(isinstance(c, int) and c > 0 for c in caps), caps
     assert neo4j_driver.execute_query(count, p=project).records[0]["n"] == nodes
     detail = http.get("/prompts/fact-extraction", params={"project": project}).json()
     assert len(detail["versions"]) == 1
@@ -337,6 +373,32 @@ def test_cli_lists_prompts_and_optimises(
     assert "feedback: 2/2" in run.stderr
     unknown = memtrace("optimize", "nothing", "--project", project, "--url", llm_service.url)
     assert unknown.returncode == 1 and "no prompt 'nothing'" in unknown.stderr
+
+
+@pytest.mark.parametrize(
+    ("edit", "why"),
+    [
+        (echo_of_the_request, "cut at its output limit"),
+        (echo_of_the_labels, "echoes the edit request"),
+    ],
+)
+def test_cli_says_why_a_proposal_is_refused(
+    tracer: Tracer,
+    http: httpx.Client,
+    project: str,
+    llm: ScriptedLLM,
+    llm_service: ServiceHandle,
+    edit: Edit,
+    why: str,
+) -> None:
+    attribute(http, project, run_round(tracer, ("fact-extraction", EXTRACT_V1), 1, "i"))
+    llm.script["answer"] = optimizer(edit)  # type: ignore[attr-defined]
+    run = memtrace("optimize", "fact-extraction", "--project", project, "--url", llm_service.url)
+    assert run.returncode == 1, run.stdout
+    assert why in run.stderr and "nothing stored" in run.stderr
+    assert "fact-extraction@2" not in run.stdout + run.stderr
+    detail = http.get("/prompts/fact-extraction", params={"project": project}).json()
+    assert len(detail["versions"]) == 1
 
 
 def test_otlp_system_instructions_are_prompt_versions(client: httpx.Client, project: str) -> None:

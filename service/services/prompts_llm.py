@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 
 import openai
 from openai import AsyncOpenAI
@@ -47,6 +48,15 @@ def check_endpoint(settings: Settings) -> str:
             details=[{"loc": ["settings", "llm_base_url"], "msg": "no LLM endpoint"}],
         )
     return settings.llm_base_url
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An answer's text and why it ended: ``finish_reason`` is ``"length"`` when the output cap
+    (``max_tokens``) cut it, ``"stop"`` when the model finished, None when not reported."""
+
+    text: str
+    finish_reason: str | None
 
 
 class BudgetSpent(Exception):
@@ -100,8 +110,8 @@ class BudgetedChat:
         messages: list[ChatCompletionMessageParam],
         output_tokens: int,
         reserve: tuple[int, int] = (0, 0),
-    ) -> str:
-        """The answer's text; ``BudgetSpent`` when no attempt is left (beside ``reserve``, see
+    ) -> Reply:
+        """The answer; ``BudgetSpent`` when no attempt is left (beside ``reserve``, see
         ``fits``), ``UpstreamFailed`` when the endpoint refuses."""
         delay = BACKOFF_FIRST_S
         while self.fits(messages, output_tokens, reserve):
@@ -139,8 +149,9 @@ class BudgetedChat:
                 self.cost.input_tokens += usage.prompt_tokens
                 self.cost.output_tokens += usage.completion_tokens
             if not response.choices:
-                return ""
-            return response.choices[0].message.content or ""
+                return Reply("", None)
+            choice = response.choices[0]
+            return Reply(choice.message.content or "", choice.finish_reason)
         raise BudgetSpent(
             f"budget spent: {self.cost.llm_calls} of {self.max_calls} calls, "
             f"{self.tokens_spent} of {self.max_tokens} tokens"

@@ -6,9 +6,11 @@ prompt from the error type, the reason, the evidence path and the blamed operati
 outputs; the feedback is aggregated in batches (``batch_size``, 8 as in the paper's code), and the
 LLM edits the prompt from the aggregated feedback, keeping its placeholders.
 
-The proposal is refused (``InvalidInput``, nothing stored) when it is empty, unchanged, or drops
-a placeholder. Otherwise it is stored as the next version, produced by an ``optimization``
-operation that consumes the old version and is linked to the attributions it used.
+The proposal is refused (``InvalidInput``, nothing stored) when it was cut at its output limit, is
+empty, echoes the edit request, drops a placeholder or is unchanged
+(``service.services.prompts_proposal``). Otherwise it is stored as the next version, produced by
+an ``optimization`` operation that consumes the old version and is linked to the attributions it
+used.
 
 Budget (``service.services.prompts_llm``): the number of cases asked about is cut so that their
 feedback calls, the aggregation calls and the edit fit in ``max_llm_calls``; each feedback or
@@ -31,12 +33,13 @@ from typing import Any
 from neo4j import AsyncSession
 from openai.types.chat import ChatCompletionMessageParam
 
-from graph_schema.prompts import OPTIMIZATION_KIND, Prompt, placeholders
+from graph_schema.prompts import OPTIMIZATION_KIND, Prompt
 from ingest.rows import batch_rows
 from service.errors import InvalidInput
 from service.models.prompts import CaseFeedback, OptimizeRequest, OptimizeResult, PromptVersion
 from service.models.traces import TraceBatch
 from service.repository import prompts as repo
+from service.services import prompts_proposal
 from service.services.prompts import get_prompt
 from service.services.prompts_llm import (
     BudgetedChat,
@@ -73,12 +76,6 @@ AGGREGATE_SYSTEM = """\
 You combine feedback on one prompt template of an LLM memory system, written from several \
 failures. Merge it into at most 6 concrete edit instructions for the prompt, most important \
 first, one per line starting with "- ". Keep what recurs; drop what concerns a single case only."""
-
-EDIT_SYSTEM = """\
-You edit a prompt template of an LLM memory system, applying edit instructions. Keep the \
-template's purpose and the output format it asks for. Keep every placeholder exactly as it is \
-written (they are listed). Answer with the complete new template only: no commentary, no code \
-fence."""
 
 
 @dataclass(frozen=True)
@@ -168,53 +165,7 @@ def aggregate_messages(plan: Plan, items: list[CaseFeedback]) -> list[ChatComple
 
 
 def edit_messages(plan: Plan, instructions: list[str]) -> list[ChatCompletionMessageParam]:
-    slots = placeholders(plan.old.text)
-    lines = [
-        f"Prompt name: {plan.name}",
-        f"Placeholders to keep: {json.dumps(slots, ensure_ascii=False) if slots else '(none)'}",
-        "Edit instructions:",
-        *instructions,
-        "Current template:",
-        plan.old.text,
-    ]
-    return [
-        {"role": "system", "content": EDIT_SYSTEM},
-        {"role": "user", "content": "\n".join(lines)},
-    ]
-
-
-def _edit_tokens(text: str) -> int:
-    """The edit's output cap: room for the template to grow by half, and some."""
-    return len(text) // 2 + 400
-
-
-def _strip_fence(text: str) -> str:
-    stripped = text.strip()
-    if stripped.startswith("```"):
-        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
-        stripped = stripped.removesuffix("```").strip()
-    return stripped
-
-
-def check_proposal(old: str, new: str) -> None:
-    """Refuse an empty or unchanged proposal, or one that drops a placeholder of ``old``."""
-    loc = ["proposal", "text"]
-    if not new.strip():
-        raise InvalidInput(
-            "the LLM proposed an empty prompt: refused, nothing stored",
-            details=[{"loc": loc, "msg": "empty"}],
-        )
-    missing = [p for p in placeholders(old) if p not in new]
-    if missing:
-        raise InvalidInput(
-            f"the proposed prompt drops placeholders {', '.join(missing)}: refused, nothing stored",
-            details=[{"loc": loc, "msg": f"placeholder {p} missing"} for p in missing],
-        )
-    if new.strip() == old.strip():
-        raise InvalidInput(
-            "the LLM proposed the prompt unchanged: nothing stored",
-            details=[{"loc": loc, "msg": "unchanged"}],
-        )
+    return prompts_proposal.edit_messages(plan.name, plan.old.text, instructions)
 
 
 async def _nothing(_: dict[str, Any]) -> None:
@@ -231,21 +182,22 @@ async def run(
     try:
         edit_reserve = estimate_tokens(
             edit_messages(plan, ["x" * SUMMARY_ALLOWANCE_CHARS])
-        ) + _edit_tokens(plan.old.text)
+        ) + prompts_proposal.edit_tokens(plan.old.text)
         cases = _affordable(plan.cases, request.batch_size, request.max_llm_calls)
         feedback = await _feedback(chat, plan, cases, edit_reserve, progress)
         if not feedback:
             raise _spent(chat, "before any feedback was written")
         summaries = await _aggregate(chat, plan, feedback, edit_reserve, progress)
         await progress({"stage": "edit", "done": 0, "total": 1})
+        cap = prompts_proposal.edit_tokens(plan.old.text)
         try:
-            answer = await chat.complete(
-                edit_messages(plan, summaries), _edit_tokens(plan.old.text)
-            )
+            answer = await chat.complete(edit_messages(plan, summaries), cap)
         except BudgetSpent as e:
             raise _spent(chat, f"before the edit ({e})") from e
-        new_text = _strip_fence(answer)
-        check_proposal(plan.old.text, new_text)
+        new_text = prompts_proposal.strip_fence(answer.text)
+        prompts_proposal.check_proposal(
+            plan.name, plan.old.text, new_text, answer.finish_reason, cap
+        )
         await progress({"stage": "edit", "done": 1, "total": 1})
         chat.cost.seconds = round(time.perf_counter() - started, 3)
         return await _store(session, settings, plan, new_text, feedback, summaries, chat)
@@ -284,7 +236,7 @@ async def _feedback(
         # After this call: one aggregation per batch so far, and the edit.
         after = (math.ceil((len(found) + 1) / size) + 1, reserve + AGGREGATE_TOKENS)
         try:
-            text = await chat.complete(messages, FEEDBACK_TOKENS, after)
+            text = (await chat.complete(messages, FEEDBACK_TOKENS, after)).text
         except BudgetSpent:
             break
         error = json.loads(case["result"]).get("error_type")
@@ -314,7 +266,7 @@ async def _aggregate(
     for j, items in enumerate(batches):
         messages = aggregate_messages(plan, items)
         try:
-            text = (await chat.complete(messages, AGGREGATE_TOKENS, (1, reserve))).strip()
+            text = (await chat.complete(messages, AGGREGATE_TOKENS, (1, reserve))).text.strip()
         except BudgetSpent:
             text = ""
         summaries.append(text or "\n".join(f"- {f.feedback}" for f in items))

@@ -2,7 +2,8 @@
 
 It speaks real HTTP (uvicorn in a background thread, on 127.0.0.1 and a port the OS picks), so the
 real ``openai`` client, its timeouts and its error mapping run unchanged. What the assistant says
-comes from an ``answer(request_json) -> str`` callable; one-shot failures pushed with
+comes from an ``answer(request_json) -> str | Reply`` callable (a :class:`Reply` also sets the
+``finish_reason``, e.g. ``"length"`` as a server's output cap does); one-shot failures pushed with
 ``push_failure`` are served first, in order, one per request. Every request is recorded, failed
 ones included, so ``len(llm.requests)`` is the number of HTTP attempts a client made.
 """
@@ -30,7 +31,16 @@ from starlette.routing import Route
 
 from service.attribution.judges.llm import unit_ids_in_prompt
 
-Answer = Callable[[dict[str, Any]], str]
+
+@dataclass(frozen=True)
+class Reply:
+    """What the assistant says and the ``finish_reason`` the server reports with it."""
+
+    content: str
+    finish_reason: str = "stop"
+
+
+Answer = Callable[[dict[str, Any]], str | Reply]
 Failure = Literal["timeout", "429", "500", "404", "malformed", "schema", "runaway"]
 
 MALFORMED = "Sure! The units that carry it are the first two."
@@ -160,14 +170,19 @@ class ScriptedLLM:
         elif mode == "runaway":
             content = RUNAWAY
         else:
-            content = self.answer(body)
+            said = self.answer(body)
+            if isinstance(said, Reply):
+                return JSONResponse(self._completion(body, said.content, said.finish_reason))
+            content = said
         return JSONResponse(self._completion(body, content))
 
-    def _completion(self, body: dict[str, Any], content: str) -> dict[str, Any]:
+    def _completion(
+        self, body: dict[str, Any], content: str, finish_reason: str = "stop"
+    ) -> dict[str, Any]:
         self._served += 1
         prompt = "".join(str(m.get("content") or "") for m in body.get("messages", []))
         cap = body.get("max_tokens") or body.get("max_completion_tokens")
-        finish = "stop"
+        finish = finish_reason
         if cap is not None and _tokens(content) > cap:  # as a server cuts at max_tokens
             content, finish = content[: cap * 4], "length"
         usage = {"prompt_tokens": _tokens(prompt), "completion_tokens": _tokens(content)}
