@@ -87,7 +87,8 @@ def llm_judge(endpoint: Endpoint, confident: float) -> LLMJudge:
     """The service's llm judge against ``endpoint`` (heuristic first, deferring to the LLM
     below ``confident``; above 1 every unit goes to the LLM, as ``llm-all``), with the
     service's timeout and per-case budget (``MEMTRACE_LLM_TIMEOUT_S``,
-    ``MEMTRACE_ATTRIBUTION_MAX_LLM_CALLS``, ``MEMTRACE_ATTRIBUTION_MAX_TOKENS``). It owns its
+    ``MEMTRACE_ATTRIBUTION_MAX_LLM_CALLS``, ``MEMTRACE_ATTRIBUTION_MAX_TOKENS``, the failure
+    budget, ``MEMTRACE_LLM_CONCURRENCY`` and ``MEMTRACE_LLM_CONTEXT_TOKENS``). It owns its
     HTTP client: one case, one event loop."""
     settings = _settings()
     return LLMJudge(
@@ -99,4 +100,7 @@ def llm_judge(endpoint: Endpoint, confident: float) -> LLMJudge:
         max_tokens=settings.attribution_max_tokens,
         pre=HeuristicJudge(),
         confident=confident,
+        max_failures=settings.attribution_max_llm_failures,
+        concurrency=settings.llm_concurrency,
+        context_tokens=settings.llm_context_tokens,
     )
