@@ -24,7 +24,14 @@ def test_heuristic_judge_names_the_faulty_operation(
     result = response.json()
     assert result["status"] == "attributed"
     assert (result["error_type"], result["operation"]["id"]) == DEMO_TRUTH[case_id]
-    assert result["judge"] == {"kind": "heuristic", "model": None}
+    assert result["judge"] == {
+        "kind": "heuristic",
+        "model": None,
+        "llm_calls": 0,
+        "llm_verdicts": 0,
+        "llm_failures": 0,
+        "warning": None,
+    }
     assert result["cost"]["llm_calls"] == 0
     assert result["evidence_path"][-1] == DEMO_TRUTH[case_id][1]
     assert result["searched"]["operations"] > 0
