@@ -156,9 +156,10 @@ def merged(dataset: Dataset) -> dict[str, dict[str, Any]]:
 
 
 async def attribute_in_process(
-    dataset: Dataset, row: str, make_judge: Callable[[CaseRef], Judge]
+    dataset: Dataset, row: str, make_judge: Callable[[CaseRef], Judge], sample: int = 0
 ) -> tuple[list[dict[str, Any]], float]:
-    """Attribute every case of ``dataset`` one after the other; records and wall seconds."""
+    """Attribute every case of ``dataset`` one after the other (``sample`` > 0: that many,
+    evenly spaced in the dataset's order, for a slow real model); records and wall seconds."""
     sources = {project: BatchSource(batch) for project, batch in merged(dataset).items()}
     cases = {
         (item.batch["project"], case["id"]): case
@@ -167,7 +168,10 @@ async def attribute_in_process(
     }
     records = []
     started = time.perf_counter()
-    for ref in dataset.cases():
+    refs = list(dataset.cases())
+    if 0 < sample < len(refs):
+        refs = [refs[i * len(refs) // sample] for i in range(sample)]
+    for ref in refs:
         records.append(await _one(ref, row, cases[(ref.project, ref.case_id)], sources, make_judge))
     return records, time.perf_counter() - started
 

@@ -166,6 +166,8 @@ def record_of(
         "input_tokens": cost.get("input_tokens", 0),
         "output_tokens": cost.get("output_tokens", 0),
         "seconds": cost.get("seconds", 0.0),
+        "llm_verdicts": (result.get("judge") or {}).get("llm_verdicts", 0),
+        "llm_failures": (result.get("judge") or {}).get("llm_failures", 0),
     }
 
 

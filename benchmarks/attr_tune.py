@@ -142,6 +142,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--judges", default="oracle,heuristic")
     parser.add_argument("--misses", type=int, default=10)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--sample", type=int, default=0, help="only this many cases per dataset (evenly spaced)"
+    )
     parser.add_argument("--verdict-log", help="append every heuristic verdict (JSONL) here")
     parser.add_argument("--records", help="append every case's record (JSONL) here")
     parser.add_argument(
@@ -176,7 +179,9 @@ def main(argv: list[str] | None = None) -> None:
     }
     for dataset in datasets:
         for judge in args.judges.split(","):
-            records, wall = asyncio.run(attribute_in_process(dataset, judge, makers[judge]))
+            records, wall = asyncio.run(
+                attribute_in_process(dataset, judge, makers[judge], args.sample)
+            )
             n = len(records) or 1
             if args.records:
                 with open(args.records, "a") as out:
@@ -187,7 +192,11 @@ def main(argv: list[str] | None = None) -> None:
                 f"type {sum(map(type_correct, records)) / n:.3f}  "
                 f"{Counter(r['status'] for r in records)}  {len(records) / wall:.0f} cases/s  "
                 f"calls {sum(r['llm_calls'] for r in records) / n:.2f}  "
-                f"in-tokens {sum(r['input_tokens'] for r in records) / n:.0f}"
+                f"in-tokens {sum(r['input_tokens'] for r in records) / n:.0f}  "
+                f"out-tokens {sum(r['output_tokens'] for r in records) / n:.0f}  "
+                f"llm verdicts {sum(r['llm_verdicts'] for r in records) / n:.2f}  "
+                f"failed calls {sum(r['llm_failures'] for r in records) / n:.2f}  "
+                f"s/case {wall / n:.2f}"
             )
             if HIDDEN["carriers"]:
                 print(
