@@ -17,7 +17,7 @@ from service.attribution.judges.llm import unit_ids_in_prompt
 from tests.support.attribution import attribute
 from tests.support.cli import memtrace
 from tests.support.llm_server import MALFORMED, ScriptedLLM, oracle_from_ids, user_text
-from tests.support.servers import ServiceHandle
+from tests.support.servers import ServiceHandle, free_port
 from tests.support.traces import demo_batch
 
 PROBES = [u for p in probe_set() for u in p.units]
@@ -193,3 +193,11 @@ def test_the_cli_prints_and_records_the_check(
     with httpx.Client(base_url=llm_service.url, timeout=30) as c:
         stored = c.get("/judge/check", params={"project": project}).json()
     assert stored["recorded"] and stored["accuracy"] == pytest.approx(accuracy)
+
+
+def test_the_cli_fails_in_one_line_without_a_service() -> None:
+    down = f"http://127.0.0.1:{free_port()}"
+    done = memtrace("judge", "check", "--url", down)
+    assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"cannot reach the service at {down} (")
