@@ -65,9 +65,9 @@ def main(argv: list[str] | None = None) -> None:
         current["case"] = case.id
         return await real_attribute(case, *rest)
 
-    def calibrated(kind: str, sure: float, *, given: bool, llm: bool = False) -> float:
+    def calibrated(kind: str, sure: float, *, given: bool, **llm: Any) -> float:
         calls[(current["project"], current["case"])] = (kind, sure, given)
-        return float(real_calibrated(kind, sure, given=given, llm=llm))
+        return float(real_calibrated(kind, sure, given=given, **llm))
 
     setattr(attr_inprocess, "attribute", attribute)  # noqa: B010
     setattr(engine, "calibrated", calibrated)  # noqa: B010

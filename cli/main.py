@@ -1,5 +1,5 @@
 """The ``memtrace`` command line: serve, neo4j start|stop|status, ingest, import-graph, projects,
-cases, show, attribute, report, audit, jobs, demo, stop.
+cases, show, attribute, report, audit, jobs, demo, stop (and prompts, optimize, judge check).
 
 Commands talk to the service over HTTP through ``cli.http``; every failure ends there too (one
 line on stderr, a non-zero exit code)."""
@@ -27,6 +27,7 @@ from rich.progress import (
 )
 
 from cli import ingest_state
+from cli import judge as judge_commands
 from cli import prompts as prompt_commands
 from cli.attribution import JudgeChoice, attribute_cases, attribution_table, llm_summary
 from cli.audits import audits_table, list_audits, parse_params, rows_table, run_audit
@@ -541,6 +542,7 @@ def stop() -> None:
 
 
 prompt_commands.register(app)
+judge_commands.register(app)
 
 
 def main() -> None:

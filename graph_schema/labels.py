@@ -9,10 +9,11 @@ relationship type is added here first.
 from __future__ import annotations
 
 NODE_LABELS = frozenset(
-    {"Operation", "Unit", "Case", "Attribution", "AttributionJob", "ProjectDeletion"}
+    {"Operation", "Unit", "Case", "Attribution", "AttributionJob", "ProjectDeletion", "JudgeCheck"}
 )
 """``ProjectDeletion`` is the mark of a ``DELETE /project`` that has not finished (one per
-project); every other label holds a project's data."""
+project); ``JudgeCheck`` is a model's recorded judge check in a project (``id``: the model);
+every other label holds a project's data."""
 
 EDGE_TYPES = {
     "CONSUMES": "(:Operation)-[:CONSUMES {position}]->(:Unit): an input, in argument order",
@@ -34,6 +35,7 @@ CONSTRAINTS = frozenset(
         "attribution_job_key",
         "attribution_job_active",
         "project_deletion_key",
+        "judge_check_key",
     }
 )
 """Uniqueness constraints: ``(project, id)`` per label (the writer's MERGE and CREATE rely on

@@ -80,6 +80,14 @@ class Settings(BaseSettings):
         description="The model's context window: judge batches and unit excerpts are sized to "
         "fit it with the answer (set it to the server's context size, e.g. llama.cpp -c).",
     )
+    llm_min_accuracy: float = Field(
+        0.75,
+        ge=0,
+        le=1,
+        description="A model whose recorded judge check (POST /judge/check with record, "
+        "`memtrace judge check --record`) scored below this accuracy: every llm and llm-all "
+        "result of the project says so in judge.warning.",
+    )
     embeddings_base_url: str | None = Field(
         None,
         description="OpenAI-compatible endpoint whose embeddings are fused with BM25 when "

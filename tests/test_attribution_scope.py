@@ -473,6 +473,16 @@ def test_an_llm_result_resting_on_llm_verdicts_takes_their_confidence_not_the_ta
     )
 
 
+def test_a_measured_llm_accuracy_replaces_the_assumed_one() -> None:
+    from service.attribution.confidence import WALK_CEILING, calibrated
+
+    # a judge check measured the model at 0.55: results resting on its verdicts say so
+    assert calibrated("UpdateError", 0.55, given=True, llm=True, llm_verdict=0.55) == 0.55
+    assert calibrated("ResponseError", 0.55, given=True, llm=True, llm_verdict=0.55) == 0.55
+    # a perfect score still leaves the walk's own misses
+    assert calibrated("UpdateError", 1.0, given=True, llm=True, llm_verdict=1.0) == WALK_CEILING
+
+
 def test_an_inconclusive_result_never_comes_with_a_high_confidence(client: httpx.Client) -> None:
     # Nothing in scope states the answer: the best match stands in and the result is a guess.
     batch = _chain(

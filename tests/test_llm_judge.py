@@ -6,7 +6,8 @@ import asyncio
 import json
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -114,6 +115,37 @@ def test_verdicts_follow_the_oracle(llm: ScriptedLLM) -> None:
     assert unit_ids_in_prompt(prompt) == [u.id for u in UNITS]
     for text in ('"Which city does Ann live in now?"', '"Paris"', '"London"', "last May"):
         assert text in prompt
+
+
+def test_the_prompt_says_the_day_each_dated_unit_and_evidence_was_said(llm: ScriptedLLM) -> None:
+    # "yesterday" is a date only from the day it was said (the heuristic reads it so too)
+    said = datetime(2023, 5, 8, 18, 30, tzinfo=UTC)
+    dated = UnitText("msg-9", "message", "We adopted a cat yesterday!", said)
+    question = replace(QUESTION, evidence_texts=("I adopted it yesterday",), evidence_times=(said,))
+
+    async def ask() -> None:
+        judge = make_judge(llm)
+        try:
+            await judge.judge(question, [dated, UNITS[1]])
+        finally:
+            await judge.aclose()
+
+    asyncio.run(ask())
+    prompt = llm.prompts()[0]
+    assert '[id="msg-9"] kind="message" said="Monday 8 May 2023" content=' in prompt
+    assert '- said="Monday 8 May 2023" "I adopted it yesterday"' in prompt
+    assert '[id="mem-1"] kind="memory" content=' in prompt  # no time known: no said
+    assert unit_ids_in_prompt(prompt) == ["msg-9", "mem-1"]
+
+
+def test_verdicts_take_the_given_confidence_and_results_the_standing_warning(
+    llm: ScriptedLLM,
+) -> None:
+    judge = make_judge(llm, verdict_confidence=0.55, warning="model scored 0.55")
+    verdicts = run(judge)
+    assert {v.confidence for v in verdicts.values()} == {0.55}
+    info = judge.info()
+    assert info.llm_verdicts == 4 and info.warning == "model scored 0.55"
 
 
 def test_prompt_lines_resist_hostile_ids_and_contents(llm: ScriptedLLM) -> None:

@@ -58,17 +58,25 @@ LLM_VERDICT = 0.9
 each verdict the LLM made."""
 
 
-def calibrated(kind: str, sure: float, *, given: bool, llm: bool = False) -> float:
+WALK_CEILING = 0.97
+"""With an oracle in the LLM's place, results resting on its verdicts named the labelled
+operation 0.96-0.98 of the time (the walk's own share of misses): no result claims more."""
+
+
+def calibrated(
+    kind: str, sure: float, *, given: bool, llm: bool = False, llm_verdict: float = LLM_VERDICT
+) -> float:
     """The confidence of a result of ``kind`` whose least sure verdict is ``sure``.
 
-    ``llm``: the judge was the ``llm`` one. A result whose every deciding verdict is at least
-    as sure as an LLM's (the LLM's own, the case's evidence, the heuristic's surest) rests on
-    the LLM, not on the heuristic this table measures: its confidence is the LLM verdict's.
-    That figure is an assumption about the model, not a measurement: with an oracle in the
-    LLM's place such results named the labelled operation 0.96-0.98 of the time (the walk's
-    own share of misses), so a model right 9 times in 10 per verdict gives about 0.9."""
-    if llm and sure >= LLM_VERDICT:
-        return LLM_VERDICT
+    ``llm``: the judge was an ``llm`` one, whose verdicts are each worth ``llm_verdict``. A
+    result whose every deciding verdict is at least as sure as an LLM's (the LLM's own, the
+    case's evidence, the heuristic's surest) rests on the LLM, not on the heuristic this table
+    measures: its confidence is the LLM verdict's (at most :data:`WALK_CEILING`). By default
+    that figure is an assumption about the model (:data:`LLM_VERDICT`), not a measurement; a
+    project that recorded a judge check gives the model's measured accuracy instead. A model
+    right 9 times in 10 per verdict gives about 0.9."""
+    if llm and sure >= llm_verdict:
+        return min(llm_verdict, WALK_CEILING)
     for floor, confidence in TABLE.get((kind, given), ()):
         if sure >= floor:
             return BELOW_RELIABLE if RELIABLE <= confidence < 0.9 else confidence

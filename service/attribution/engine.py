@@ -92,6 +92,7 @@ async def attribute(
 ) -> AttributionResult:
     """Walk ``graph`` (the answer's ancestors) for ``case``, fetching more from ``source``."""
     finish = functools.partial(_result, case, judge, time.perf_counter(), graph)
+    llm_verdict = judge.verdict_confidence
     if case.verdict != "failed":
         return finish(
             status="not_failed",
@@ -157,6 +158,7 @@ async def attribute(
                 min(walk.confidence_of(carried[0]), sure_evidence),
                 given=not searched,
                 llm=judge.kind != "heuristic",
+                llm_verdict=llm_verdict,
             ),
             reason=f"the context {carried[0]} carries the information, yet the answer is wrong",
             evidence_path=[carried[0], response_op],
@@ -183,6 +185,7 @@ async def attribute(
                 min(loss.confidence, sure_evidence, sure_context),
                 given=not searched,
                 llm=judge.kind != "heuristic",
+                llm_verdict=llm_verdict,
             ),
             reason=loss_reason(graph, loss),
             evidence_path=loss.path,
@@ -212,6 +215,7 @@ async def attribute(
             min(walk.confidence_of(live[0][-1]), sure_evidence, sure_context),
             given=not searched,
             llm=judge.kind != "heuristic",
+            llm_verdict=llm_verdict,
         ),
         reason=f"{live[0][-1]} held the information at question time, but {blamed} "
         "did not put it into the context",

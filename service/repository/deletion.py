@@ -111,6 +111,7 @@ PROJECT_STEPS = (
     "deletion/project/delete_cases",
     "deletion/project/delete_operations",
     "deletion/project/delete_units",
+    "deletion/project/delete_judge_checks",
 )
 """The per-label statements of DELETE /project, one for each label a project's nodes carry but
 the deletion marker, each a seek on that label's (project, ...) index."""

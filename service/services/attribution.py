@@ -6,7 +6,7 @@ import functools
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neo4j import AsyncSession
 
@@ -21,10 +21,16 @@ from service.attribution.walk import CaseFacts
 from service.errors import CaseNotFound, InvalidInput, NotFound
 from service.models.attribution import AttributeRequest, AttributionResult
 from service.models.cases import CaseView
-from service.repository import attribution_scope, attributions
+from service.models.judge_check import JudgeCheckResult
+from service.repository import attribution_scope, attributions, judge_checks
 from service.repository.attribution_rows import RowCache
 from service.services.attribution_scope import ScopeReads
 from service.settings import Settings
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+    from service.attribution.judges.llm import LLMJudge
 
 log = logging.getLogger(__name__)
 
@@ -114,36 +120,103 @@ def llm_refusal(settings: Settings) -> str | None:
     return llm_endpoint.refusal(settings.llm_base_url, settings.llm_model)
 
 
-def build_judge(request: AttributeRequest, settings: Settings) -> Judge:
-    """The judge a request asks for; the llm judge asks the heuristic one first."""
-    if request.judge == "heuristic":
-        return HeuristicJudge()
+def require_llm(settings: Settings, what: str, loc: list[str]) -> str:
+    """The configured LLM endpoint's base URL; ``InvalidInput`` (422) naming the settings to
+    set when there is none."""
     if not settings.llm_base_url:
         raise InvalidInput(
-            f"the {request.judge} judge needs an OpenAI-compatible endpoint: set "
+            f"the {what} needs an OpenAI-compatible endpoint: set "
             "MEMTRACE_LLM_BASE_URL (and MEMTRACE_LLM_API_KEY, MEMTRACE_LLM_MODEL)",
-            details=[{"loc": ["body", "judge"], "msg": "no LLM endpoint configured"}],
+            details=[{"loc": loc, "msg": "no LLM endpoint configured"}],
         )
-    from service.attribution.judges.llm import LLMJudge
+    return settings.llm_base_url
+
+
+def llm_judge(
+    settings: Settings,
+    *,
+    pre: Judge | None,
+    ask_all: bool,
+    max_calls: int,
+    verdict_confidence: float | None = None,
+    warning: str | None = None,
+    client: AsyncOpenAI | None = None,
+) -> LLMJudge:
+    """An LLM judge on the configured endpoint, with the settings' budgets and sizes."""
+    from service.attribution.judges.llm import LLM_CONFIDENCE, LLMJudge
 
     return LLMJudge(
-        base_url=settings.llm_base_url,
+        base_url=require_llm(settings, "llm judge", ["settings", "llm_base_url"]),
         api_key=settings.llm_api_key.get_secret_value(),
         model=settings.llm_model,
         timeout_s=settings.llm_timeout_s,
+        max_calls=max_calls,
+        max_tokens=settings.attribution_max_tokens,
+        pre=pre,
+        confident=settings.llm_heuristic_confidence,
+        ask_all=ask_all,
+        max_failures=settings.attribution_max_llm_failures,
+        concurrency=settings.llm_concurrency,
+        context_tokens=settings.llm_context_tokens,
+        verdict_confidence=LLM_CONFIDENCE if verdict_confidence is None else verdict_confidence,
+        warning=warning,
+        client=client,
+    )
+
+
+def check_bearing(
+    check: JudgeCheckResult | None, settings: Settings
+) -> tuple[float | None, str | None]:
+    """What a recorded judge check of the configured model changes in its llm results: the
+    confidence of an LLM verdict (its measured accuracy; None: the assumed one stays) and the
+    warning every result carries when it scored below ``llm_min_accuracy``."""
+    if check is None or check.model != settings.llm_model:
+        return None, None
+    threshold = settings.llm_min_accuracy
+    if check.accuracy is None:
+        return None, (
+            f"model {check.model!r} gave no usable verdict on judge check "
+            f"({check.failed_calls} of {check.calls} calls failed): its verdicts are unmeasured"
+        )
+    if check.accuracy < threshold:
+        return check.accuracy, (
+            f"model {check.model!r} scored {check.accuracy:.2f} on judge check, below the "
+            f"threshold {threshold:.2f} (MEMTRACE_LLM_MIN_ACCURACY)"
+        )
+    return check.accuracy, None
+
+
+def build_judge(
+    request: AttributeRequest, settings: Settings, check: JudgeCheckResult | None = None
+) -> Judge:
+    """The judge a request asks for; the llm judge asks the heuristic one first. ``check``:
+    the project's recorded judge check of the configured model, if any (``recorded_check``)."""
+    if request.judge == "heuristic":
+        return HeuristicJudge()
+    require_llm(settings, f"{request.judge} judge", ["body", "judge"])
+    confidence, warning = check_bearing(check, settings)
+    return llm_judge(
+        settings,
+        pre=HeuristicJudge(),
+        ask_all=request.judge == "llm-all",
         max_calls=(
             request.max_llm_calls
             if request.max_llm_calls is not None
             else settings.attribution_max_llm_calls
         ),
-        max_tokens=settings.attribution_max_tokens,
-        pre=HeuristicJudge(),
-        confident=settings.llm_heuristic_confidence,
-        ask_all=request.judge == "llm-all",
-        max_failures=settings.attribution_max_llm_failures,
-        concurrency=settings.llm_concurrency,
-        context_tokens=settings.llm_context_tokens,
+        verdict_confidence=confidence,
+        warning=warning,
     )
+
+
+async def recorded_check(
+    session: AsyncSession, project: str, request: AttributeRequest, settings: Settings
+) -> JudgeCheckResult | None:
+    """The project's recorded judge check of the configured model, when the request's judge
+    asks an LLM (read once per request or job, handed to ``build_judge``)."""
+    if request.judge == "heuristic" or not settings.llm_base_url:
+        return None
+    return await judge_checks.get(session, project, settings.llm_model)
 
 
 def check_case(project: str, case_id: str, case: CaseView | None) -> CaseView:
@@ -209,7 +282,8 @@ async def attribute_case(
     limit = settings.attribution_graph_limit
     inputs = await attributions.case_graph(session, project, case_id, limit)
     check_case(project, case_id, inputs.case)
-    judge = build_judge(request, settings)
+    check = await recorded_check(session, project, request, settings)
+    judge = build_judge(request, settings, check)
     source = RepositorySource(session, project, limit, {}, embedder(settings))
     try:
         result = await attribute_inputs(inputs, judge, source)

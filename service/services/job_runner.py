@@ -54,6 +54,7 @@ from service.attribution.search import EndpointEmbedder
 from service.db import Stores
 from service.errors import MemTraceError, StoreUnavailable
 from service.models.attribution import AttributeRequest
+from service.models.judge_check import JudgeCheckResult
 from service.repository import attribution_jobs as jobs
 from service.repository import attributions
 from service.repository.attribution_jobs import CaseOutcome, PendingCase
@@ -65,6 +66,7 @@ from service.services.attribution import (
     check_case,
     close_judge,
     new_embedder,
+    recorded_check,
 )
 from service.services.attribution_scope import ScopeReads
 from service.settings import Settings
@@ -204,6 +206,8 @@ class _Shared:
     scope_reads: ScopeReads
     rows: RowCache = field(default_factory=RowCache)
     in_flight: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(CASES_IN_FLIGHT))
+    judge_check: JudgeCheckResult | None = None
+    """The project's recorded judge check of the configured model (read once per runner)."""
 
 
 async def _work(driver: AsyncDriver, database: str, settings: Settings, run: _Run) -> None:
@@ -215,9 +219,15 @@ async def _work(driver: AsyncDriver, database: str, settings: Settings, run: _Ru
         # flight than the endpoint takes requests (settings.llm_concurrency).
         shared.in_flight = asyncio.Semaphore(min(CASES_IN_FLIGHT, settings.llm_concurrency))
     failures = 0
+    check_read = False
     async with driver.session(database=database) as session:
         while run.owned.is_set():
             try:
+                if not check_read:
+                    shared.judge_check = await recorded_check(
+                        session, spec.project, spec.request, settings
+                    )
+                    check_read = True
                 if not await jobs.next_cases(session, spec.project, spec.job_id, "", 1):
                     await jobs.finish(session, spec.project, spec.job_id, spec.runner, "completed")
                     log.info("attribution job %s completed", spec.job_id)
@@ -318,7 +328,7 @@ async def attribute_batch(
                 check_case(spec.project, case_id, inputs[case_id].case)
                 if settings.job_case_spin_s:
                     _spin(settings.job_case_spin_s)
-                judge = build_judge(spec.request, settings)
+                judge = build_judge(spec.request, settings, shared.judge_check)
                 async with shared.driver.session(database=shared.database) as own:
                     source = RepositorySource(
                         own,

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
+from service.attribution.confidence import LLM_VERDICT
 from service.models.attribution import Cost, JudgeInfo
 
 
@@ -89,6 +90,12 @@ class CachedJudge:
     @property
     def cost(self) -> Cost:
         return self.inner.cost
+
+    @property
+    def verdict_confidence(self) -> float:
+        """What an LLM verdict of the inner judge is worth (see ``LLMJudge``)."""
+        value = getattr(self.inner, "verdict_confidence", LLM_VERDICT)
+        return float(value)
 
     def info(self) -> JudgeInfo:
         return judge_info(self.inner)

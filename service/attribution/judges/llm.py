@@ -104,7 +104,9 @@ class LLMJudge:
     lexical judge misses). ``ask_all`` (the ``llm-all`` judge) sends every unit to the LLM; the
     pre-judge's verdicts then only stand in where the LLM gave none. ``client`` lets the caller
     share one connection pool across cases; it is then used with ``max_retries=0`` and
-    ``timeout_s`` too.
+    ``timeout_s`` too. ``verdict_confidence`` is what each LLM verdict is taken to be worth
+    (the model's accuracy on a recorded judge check, else :data:`LLM_CONFIDENCE`), and
+    ``warning`` a note every result of the judge carries (a check below the threshold).
     """
 
     def __init__(
@@ -125,6 +127,7 @@ class LLMJudge:
         max_unit_chars: int = 1500,
         temperature: float | None = 0.0,
         verdict_confidence: float = LLM_CONFIDENCE,
+        warning: str | None = None,
         client: AsyncOpenAI | None = None,
     ) -> None:
         self.kind = "llm-all" if ask_all else "llm"
@@ -138,6 +141,7 @@ class LLMJudge:
         self.context_tokens = context_tokens
         self.max_unit_chars = max_unit_chars
         self.verdict_confidence = verdict_confidence
+        self.standing_warning = warning
         self.failures: Counter[str] = Counter()
         self.llm_verdicts = 0
         self._tokens_spent = 0
@@ -155,8 +159,14 @@ class LLMJudge:
         """Close the HTTP connections, unless the client was lent by the caller."""
         await self._endpoint.aclose()
 
+    @property
+    def call_seconds(self) -> list[float]:
+        """Seconds of each HTTP attempt so far (a slot's wait excluded)."""
+        return self._endpoint.call_seconds
+
     def info(self) -> JudgeInfo:
-        """The judge as a result reports it: what the LLM was asked and what it gave."""
+        """The judge as a result reports it: what the LLM was asked and what it gave, and the
+        standing ``warning`` (a judge check the model scored low on) first."""
         failed = sum(self.failures.values())
         warning = None
         if self.llm_verdicts == 0:
@@ -172,13 +182,14 @@ class LLMJudge:
                     f"the LLM gave no usable verdict in {self.cost.llm_calls} calls{why}: "
                     "this result rests on the heuristic judge"
                 )
+        warnings = [w for w in (self.standing_warning, warning) if w]
         return JudgeInfo(
             kind="llm-all" if self.kind == "llm-all" else "llm",
             model=self.model,
             llm_calls=self.cost.llm_calls,
             llm_verdicts=self.llm_verdicts,
             llm_failures=failed,
-            warning=warning,
+            warning="; ".join(warnings) or None,
         )
 
     async def judge(self, question: Question, units: list[UnitText]) -> dict[str, Verdict]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -145,6 +146,9 @@ class LLMEndpoint:
         self.model = model
         self.temperature = temperature
         self._key = (base_url, model)
+        self.call_seconds: list[float] = []
+        """Every HTTP attempt's seconds, from sending to the answer or error (the wait for a
+        slot is not in it): what ``memtrace judge check`` reports as latency."""
         self._slots = _slots_for(base_url, max(1, concurrency))
         self._owns_client = client is None
         # max_retries=0: the SDK's own retries would be attempts we neither count nor bound.
@@ -175,11 +179,15 @@ class LLMEndpoint:
             on_call()
             try:
                 async with self._slots.hold():
-                    response = await self._client.chat.completions.create(
-                        model=self.model,
-                        messages=messages,
-                        **self._options(unit_ids, max_tokens),
-                    )
+                    sent = time.perf_counter()
+                    try:
+                        response = await self._client.chat.completions.create(
+                            model=self.model,
+                            messages=messages,
+                            **self._options(unit_ids, max_tokens),
+                        )
+                    finally:
+                        self.call_seconds.append(time.perf_counter() - sent)
             except openai.BadRequestError as e:
                 if _names_max_tokens(e) and self._token_param() == "max_tokens":
                     _token_param[self._key] = "max_completion_tokens"

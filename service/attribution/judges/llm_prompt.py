@@ -1,9 +1,11 @@
 """What the LLM judge sends and how it reads the answer: prompt lines, the answer's JSON schema,
 the output allowance, and a tolerant parser. Pure functions, no I/O.
 
-The prompt lists one unit per line, ``[id=<JSON string>] kind=<JSON string> content=<JSON string>``
-(:func:`unit_line`). Every free text is JSON-quoted, so no content can start a line of its own and
-:func:`unit_ids_in_prompt` finds exactly the units asked about.
+The prompt lists one unit per line, ``[id=<JSON string>] kind=<JSON string> [said=<JSON string>]
+content=<JSON string>`` (:func:`unit_line`); ``said`` is the day the unit was recorded, when known,
+so that "yesterday" in it can be read as a date (as the heuristic judge reads it). Every free text
+is JSON-quoted, so no content can start a line of its own and :func:`unit_ids_in_prompt` finds
+exactly the units asked about.
 
 The answer is ``{"verdicts": {"<asked id>": true|false, ...}}``. With a server that takes a JSON
 schema, :func:`answer_schema` names every asked id as a required key and nothing else, so a
@@ -17,11 +19,13 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 from typing import Any
 
 from openai.types.chat import ChatCompletionMessageParam
 
 from service.attribution.judges.base import Question, UnitText
+from service.attribution.judges.dates import MONTHS, WEEKDAYS
 from service.text import excerpt
 
 UNIT_LINE_RE = re.compile(r'^\[id=("(?:[^"\\]|\\.)*")\] kind=', re.MULTILINE)
@@ -37,7 +41,8 @@ memory system handled (conversation messages, stored memories, retrieved context
 For each unit decide whether it carries the information needed to answer the question \
 correctly, that is whether a reader of that unit alone could give the expected answer or \
 the fact it rests on. A unit that only mentions the topic, or supports the wrong answer, \
-does not carry it.
+does not carry it. "said=" on a unit's line is the day it was recorded: a relative date in \
+it ("yesterday", "three days ago") counts from that day.
 All free texts are JSON strings. Answer with one JSON object and nothing else: its key \
 "verdicts" maps each unit's id (the JSON string after "id=" on the unit's line) to true \
 (it carries the information) or false (it does not), one entry per listed unit, in order."""
@@ -63,12 +68,20 @@ def wanted_words(question: Question) -> str:
     return " ".join((question.question, question.expected_answer, *question.evidence_texts))
 
 
+def said_day(ts: datetime) -> str:
+    """The day a unit was recorded, as a reader resolves "yesterday" from it:
+    ``Monday 8 May 2023`` (in the timestamp's own zone; English names, whatever the locale)."""
+    weekday, month = WEEKDAYS[ts.weekday()].capitalize(), MONTHS[ts.month - 1].capitalize()
+    return f"{weekday} {ts.day} {month} {ts.year}"
+
+
 def unit_line(unit: UnitText, max_chars: int, wanted: str = "") -> str:
     """One unit as a prompt line; the only place the line format is written. A unit longer
     than ``max_chars`` shows the segments most relevant to ``wanted``, not its head."""
     uid, kind = (json.dumps(text, ensure_ascii=False) for text in (unit.id, unit.kind))
+    said = f" said={json.dumps(said_day(unit.ts))}" if unit.ts is not None else ""
     content = json.dumps(_clip(unit.content, max_chars, wanted), ensure_ascii=False)
-    return f"[id={uid}] kind={kind} content={content}"
+    return f"[id={uid}] kind={kind}{said} content={content}"
 
 
 def unit_ids_in_prompt(prompt: str) -> list[str]:
@@ -91,7 +104,11 @@ def build_messages(
     ]
     if question.evidence_texts:
         lines.append("Evidence:")
-        lines += [f"- {q(text)}" for text in question.evidence_texts]
+        times = [*question.evidence_times, *[None] * len(question.evidence_texts)]
+        lines += [
+            f"- said={json.dumps(said_day(when))} {q(text)}" if when else f"- {q(text)}"
+            for text, when in zip(question.evidence_texts, times, strict=False)
+        ]
     lines.append(f"Units ({len(units)}):")
     wanted = wanted_words(question)
     lines += [unit_line(u, max_unit_chars, wanted) for u in units]
