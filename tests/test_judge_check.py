@@ -117,7 +117,7 @@ def _confidence_and_warning(c: httpx.Client, project: str) -> tuple[float, str |
     return result["confidence"], result["judge"]["warning"]
 
 
-def test_a_recorded_check_sets_the_confidence_and_warns_below_the_threshold(
+def test_a_recorded_check_sets_the_confidence_or_stands_the_model_down(
     c: httpx.Client, llm: ScriptedLLM, project: str
 ) -> None:
     llm.script["answer"] = oracle  # type: ignore[attr-defined]
@@ -130,16 +130,21 @@ def test_a_recorded_check_sets_the_confidence_and_warns_below_the_threshold(
     assert stored["accuracy"] == low["accuracy"] and stored["below_threshold"]
     assert c.get("/judge/check", params={"project": project, "model": "other"}).status_code == 404
 
+    # Below the threshold the model is not asked: the result is the heuristic's, and says so.
     llm.script["answer"] = oracle  # type: ignore[attr-defined]
-    confidence, warning = _confidence_and_warning(c, project)
-    assert confidence == pytest.approx(low["accuracy"])
-    assert warning == (
+    before = len(llm.requests)
+    stood_down = attribute(c, project, "case-2", judge="llm", refresh=True).json()
+    assert len(llm.requests) == before
+    assert stood_down["judge"]["warning"] == (
         f"model 'scripted' scored {low['accuracy']:.2f} on judge check, below the threshold "
-        "0.75 (MEMTRACE_LLM_MIN_ACCURACY)"
+        "0.75 (MEMTRACE_LLM_MIN_ACCURACY): the LLM is not asked and this result rests on the "
+        "heuristic judge"
     )
-    # the heuristic judge asks no LLM: a check of one says nothing about it
+    assert stood_down["judge"]["llm_calls"] == stood_down["judge"]["llm_verdicts"] == 0
     heuristic = attribute(c, project, "case-2", refresh=True).json()
-    assert heuristic["judge"]["warning"] is None
+    assert heuristic["judge"]["warning"] is None  # a check of an LLM says nothing about it
+    for field in ("status", "error_type", "operation", "confidence", "reason", "evidence_path"):
+        assert stood_down[field] == heuristic[field]
 
     # checked again, and well: the new outcome replaces the old
     high = check(c, llm, project, oracle, record=True)
@@ -150,7 +155,7 @@ def test_a_recorded_check_sets_the_confidence_and_warns_below_the_threshold(
 
 def test_a_job_reads_the_recorded_check(c: httpx.Client, llm: ScriptedLLM, project: str) -> None:
     assert c.post("/traces", json=demo_batch(project)).status_code == 200
-    low = check(c, llm, project, always_false, record=True)
+    check(c, llm, project, always_false, record=True)
     llm.script["answer"] = oracle  # type: ignore[attr-defined]
     job = c.post("/attribution-jobs", params={"project": project}, json={"judge": "llm-all"}).json()
     deadline = time.monotonic() + 120
@@ -158,12 +163,13 @@ def test_a_job_reads_the_recorded_check(c: httpx.Client, llm: ScriptedLLM, proje
         time.sleep(0.2)
         job = c.get(f"/attribution-jobs/{job['id']}", params={"project": project}).json()
     assert job["status"] == "completed", job
+    assert job["on_llm"] == 0
     results = c.get(f"/attribution-jobs/{job['id']}/results", params={"project": project}).json()
     assert results and all(
-        "on judge check, below the threshold" in r["judge"]["warning"] for r in results
+        "on judge check, below the threshold" in r["judge"]["warning"]
+        and r["judge"]["llm_verdicts"] == 0
+        for r in results
     )
-    case_2 = next(r for r in results if r["case_id"] == "case-2")
-    assert case_2["confidence"] == pytest.approx(low["accuracy"])
 
 
 def test_deleting_the_project_deletes_its_check(

@@ -13,7 +13,7 @@ from neo4j import AsyncSession
 from service.attribution.engine import attribute
 from service.attribution.graph import CaseGraph
 from service.attribution.judges import llm_endpoint
-from service.attribution.judges.base import CachedJudge, Judge
+from service.attribution.judges.base import CachedJudge, HeuristicStandIn, Judge
 from service.attribution.judges.heuristic import HeuristicJudge
 from service.attribution.scope import Scope
 from service.attribution.search import EndpointEmbedder
@@ -195,6 +195,13 @@ def build_judge(
         return HeuristicJudge()
     require_llm(settings, f"{request.judge} judge", ["body", "judge"])
     confidence, warning = check_bearing(check, settings)
+    if warning is not None:  # the model failed its check: its verdicts would make results worse
+        return HeuristicStandIn(
+            HeuristicJudge(),
+            request.judge,
+            settings.llm_model,
+            f"{warning}: the LLM is not asked and this result rests on the heuristic judge",
+        )
     return llm_judge(
         settings,
         pre=HeuristicJudge(),

@@ -73,6 +73,29 @@ def judge_info(judge: Judge) -> JudgeInfo:
 
 
 @dataclass
+class HeuristicStandIn:
+    """What an ``llm`` or ``llm-all`` request gets when the project's judge check found the
+    configured model below ``MEMTRACE_LLM_MIN_ACCURACY`` (or gave no usable verdict): the
+    heuristic judges, the LLM is not asked, and every result says so. A model worse than the
+    heuristic can then never make an llm result worse than the heuristic's."""
+
+    inner: Judge
+    kind: str
+    model: str | None
+    warning: str
+
+    @property
+    def cost(self) -> Cost:
+        return self.inner.cost
+
+    def info(self) -> JudgeInfo:
+        return JudgeInfo(kind=self.kind, model=self.model, warning=self.warning)
+
+    async def judge(self, question: Question, units: list[UnitText]) -> dict[str, Verdict]:
+        return await self.inner.judge(question, units)
+
+
+@dataclass
 class CachedJudge:
     """Wraps a judge so that no unit is judged twice for the same case."""
 
