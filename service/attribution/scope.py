@@ -72,7 +72,10 @@ class Scope:
 def scope_of(graph: CaseGraph, answer_unit: str, response_op: str) -> Scope:
     """The scope named by the answer's lineage (operations and units it depends on)."""
     ops = graph.ancestors_of(answer_unit)
-    units = {u for op in ops for u in graph.inputs.get(op, []) + graph.outputs.get(op, [])}
+    # a retrieval that reads the whole store lists every memory: sets merged in C, not per edge
+    units: set[str] = set().union(
+        *(graph.inputs.get(op, ()) for op in ops), *(graph.outputs.get(op, ()) for op in ops)
+    )
     nodes = [graph.operations[o] for o in sorted(ops)] + graph.known_units(sorted(units))
     found = {
         (key, json.dumps(node.attributes[key], sort_keys=True, separators=(",", ":")))
@@ -93,10 +96,16 @@ def scope_of(graph: CaseGraph, answer_unit: str, response_op: str) -> Scope:
 
 
 def _source(graph: CaseGraph, unit_id: str) -> bool:
+    if graph.units[unit_id].kind != "message":  # the rule's first test, before listing readers
+        return False
+    # The rule asks of the readers only whether there are none or one builds the memory: when
+    # one builds, its kind decides alone, and the question-time readers (every retrieval, where
+    # a retrieval reads the whole store) need not be looked up.
+    readers = graph.building_consumers(unit_id) or graph.consumers_of(unit_id)
     return is_source_message(
         graph.units[unit_id].kind,
         [graph.operations[o].kind for o in graph.producers.get(unit_id, [])],
-        [graph.operations[o].kind for o in graph.consumers.get(unit_id, [])],
+        [graph.operations[o].kind for o in readers],
     )
 
 
@@ -107,7 +116,7 @@ def recorded_at(graph: CaseGraph, unit_id: str) -> datetime | None:
         return unit.ts
     times = [
         t
-        for op in [*graph.producers.get(unit_id, []), *graph.consumers.get(unit_id, [])]
+        for op in [*graph.producers.get(unit_id, []), *graph.consumers_of(unit_id)]
         if (t := graph.op_time(op)) is not None
     ]
     return min(times, default=None)
