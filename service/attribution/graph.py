@@ -50,12 +50,16 @@ class Node:
     def text(self) -> str:
         """What the unit says: its content plus text the trace put in attributes (an image's
         caption, say), which a reader of the unit would see too."""
-        extra = [
-            str(self.attributes[k])
-            for k in TEXT_ATTRIBUTES
-            if isinstance(self.attributes.get(k), str) and self.attributes[k].strip()
-        ]
-        return "\n".join([self.content, *extra]) if extra else self.content
+        made: str | None = self.__dict__.get("_text")
+        if made is None:  # a job's cases share nodes: each node's text is made once
+            extra = [
+                str(self.attributes[k])
+                for k in TEXT_ATTRIBUTES
+                if isinstance(self.attributes.get(k), str) and self.attributes[k].strip()
+            ]
+            made = "\n".join([self.content, *extra]) if extra else self.content
+            object.__setattr__(self, "_text", made)  # not a field: equality and hash ignore it
+        return made
 
 
 PREPARED = "node"
@@ -149,6 +153,7 @@ class CaseGraph:
     _reading: list[str] = field(default_factory=list)  # READ_KINDS operations, as added
     _reading_inputs: dict[str, frozenset[str]] = field(default_factory=dict)
     _consumers: dict[str, list[str]] = field(default_factory=dict)  # consumers_of, as asked
+    _ancestors: dict[str, frozenset[str]] = field(default_factory=dict)  # ancestors_of, as asked
 
     def add_rows(self, rows: list[dict[str, Any]]) -> None:
         """Merge projected rows; edges are indexed once every node of the rows is known."""
@@ -161,8 +166,9 @@ class CaseGraph:
                     new_ops.append((node, row))
             else:
                 self.units.setdefault(node.id, node)
-        if new_ops:
+        if new_ops:  # an operation added may read or make any unit: asked again, found anew
             self._consumers.clear()
+            self._ancestors.clear()
         for node, row in new_ops:
             op = node.id
             # a prepared row's lists are shared by every graph: never changed in place
@@ -206,8 +212,15 @@ class CaseGraph:
         """The units among ``ids`` whose content the graph holds."""
         return [self.units[i] for i in ids if i in self.units]
 
-    def ancestors_of(self, unit_id: str) -> set[str]:
-        """Operation ids the unit depends on (walked in memory)."""
+    def ancestors_of(self, unit_id: str) -> frozenset[str]:
+        """Operation ids the unit depends on (walked in memory; kept until an operation is
+        added: the walk asks of the answer's several times)."""
+        made = self._ancestors.get(unit_id)
+        if made is None:
+            made = self._ancestors[unit_id] = frozenset(self._walk_ancestors(unit_id))
+        return made
+
+    def _walk_ancestors(self, unit_id: str) -> set[str]:
         seen: set[str] = set()
         reached = {unit_id}
         stack = [unit_id]
