@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> None:
     with (
         tempfile.TemporaryDirectory() as tmp,
         fresh_neo4j(heap="1g", pagecache="1g") as local,
-        run_service(local.uri, Path(tmp)) as service,
+        run_service(local.uri, Path(tmp), ready_s=300) as service,
         httpx.Client(base_url=service.url, timeout=600) as client,
     ):
         print(f"ingested in {ingest(client, dataset.batches):.1f} s", flush=True)

@@ -38,6 +38,8 @@ from tests.support.servers import REPO, run_service
 
 COMMAND = "python -m benchmarks.attribution_before_after"
 CODES = ("before", "after")
+START_S = 300
+"""How long a service may take to start: minutes on a machine others load."""
 
 
 def all_results(client: httpx.Client, ended: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -88,16 +90,18 @@ def main(argv: list[str] | None = None) -> None:
         fresh_neo4j(heap="1g", pagecache="1g") as local,
         ExitStack() as stack,
     ):
-        after = stack.enter_context(run_service(local.uri, Path(tmp)))
+        after = stack.enter_context(run_service(local.uri, Path(tmp), ready_s=START_S))
         before = stack.enter_context(
-            run_service(local.uri, Path(tmp), checkout=args.before.resolve())
+            run_service(local.uri, Path(tmp), checkout=args.before.resolve(), ready_s=START_S)
         )
         urls = {"before": before.url, "after": after.url}
         with httpx.Client(base_url=after.url, timeout=600) as client:
             for dataset in datasets.values():
                 print(f"ingested in {ingest(client, dataset.batches):.1f} s", flush=True)
 
-        def measured(shape: str, mode: str, code: str, round_: int, cases: int, wall: float):
+        def measured(
+            shape: str, mode: str, code: str, round_: int, cases: int, wall: float
+        ) -> None:
             key = (shape, mode, code)
             seconds[key] = seconds.get(key, 0.0) + wall
             load = list(os.getloadavg())
