@@ -8,6 +8,7 @@ the same result alone and in a big project. Only the fields that measure time (`
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,23 @@ def differences(
         "only_before": len(before.keys() - after.keys()),
         "only_after": len(after.keys() - before.keys()),
     }
+
+
+def failures(name: str, found: dict[str, Any]) -> list[str]:
+    """What is wrong in a :func:`differences` answer: results that differ, or cases only one
+    side has; empty when the two sides are the same, field by field."""
+    wrong = [f"{name}: {found[k]} {k}" for k in ("differ", "only_before", "only_after") if found[k]]
+    if found["examples"]:
+        wrong.append(f"{name}: for example {found['examples'][:3]}")
+    return wrong
+
+
+def fail_loudly(problems: list[str]) -> None:
+    """Exit with status 1, naming every difference, when there is any: a benchmark that
+    measured a change also checked that it changed no result."""
+    if problems:
+        print("RESULTS DIFFER:\n  " + "\n  ".join(problems), file=sys.stderr, flush=True)
+        raise SystemExit(1)
 
 
 def save_results(path: Path, results: dict[str, dict[str, Any]]) -> None:

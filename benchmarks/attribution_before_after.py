@@ -12,8 +12,9 @@ every project's job (``refresh``) runs on the "before" service and then on the "
 one project at a time as ``benchmarks.attribution_job`` does, and (unless ``--jobs-only``) every
 failed case is attributed by ``POST /attribute`` (refresh), ``--concurrency`` at a time, on each;
 alternating spreads a change in machine load over both. The job results of the last round are
-compared (``benchmarks.attr_invariance``: only timing fields may differ). Figures go to
-``benchmarks/results/attribution_before_after.json``.
+compared (``benchmarks.attr_invariance``: only timing fields may differ), and so are the
+``POST /attribute`` results of the last round; any difference ends the run with status 1, after
+the figures are written. Figures go to ``benchmarks/results/attribution_before_after.json``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any
 
 import httpx
 
-from benchmarks.attr_invariance import differences
+from benchmarks.attr_invariance import differences, fail_loudly, failures
 from benchmarks.attr_run import attribute_all, ingest
 from benchmarks.attribution_job import SHAPES, job_results, jobs_pass, locomo
 from benchmarks.harness import fresh_neo4j, save
@@ -37,6 +38,8 @@ from tests.support.servers import REPO, run_service
 
 COMMAND = "python -m benchmarks.attribution_before_after"
 CODES = ("before", "after")
+START_S = 300
+"""How long a service may take to start: minutes on a machine others load."""
 
 
 def all_results(client: httpx.Client, ended: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -45,6 +48,11 @@ def all_results(client: httpx.Client, ended: dict[str, dict[str, Any]]) -> dict[
         for project, job in ended.items()
         for case, result in job_results(client, project, job["id"]).items()
     }
+
+
+def _record_fields(record: dict[str, Any]) -> dict[str, Any]:
+    """A ``POST /attribute`` record (``attr_run.record_of``) without its timings."""
+    return {k: v for k, v in record.items() if k not in ("latency", "seconds")}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -75,22 +83,25 @@ def main(argv: list[str] | None = None) -> None:
     # (shape, mode, code) -> wall seconds over all rounds
     seconds: dict[tuple[str, str, str], float] = {}
     results: dict[str, dict[str, dict[str, Any]]] = {}
+    requests: dict[str, dict[str, dict[str, Any]]] = {}  # the last round's, as records
     # the traces are a few thousand nodes: a small Neo4j holds them (the machine is shared)
     with (
         tempfile.TemporaryDirectory() as tmp,
         fresh_neo4j(heap="1g", pagecache="1g") as local,
         ExitStack() as stack,
     ):
-        after = stack.enter_context(run_service(local.uri, Path(tmp)))
+        after = stack.enter_context(run_service(local.uri, Path(tmp), ready_s=START_S))
         before = stack.enter_context(
-            run_service(local.uri, Path(tmp), checkout=args.before.resolve())
+            run_service(local.uri, Path(tmp), checkout=args.before.resolve(), ready_s=START_S)
         )
         urls = {"before": before.url, "after": after.url}
         with httpx.Client(base_url=after.url, timeout=600) as client:
             for dataset in datasets.values():
                 print(f"ingested in {ingest(client, dataset.batches):.1f} s", flush=True)
 
-        def measured(shape: str, mode: str, code: str, round_: int, cases: int, wall: float):
+        def measured(
+            shape: str, mode: str, code: str, round_: int, cases: int, wall: float
+        ) -> None:
             key = (shape, mode, code)
             seconds[key] = seconds.get(key, 0.0) + wall
             load = list(os.getloadavg())
@@ -132,6 +143,9 @@ def main(argv: list[str] | None = None) -> None:
                                 urls[code], "heuristic", cases, concurrency=args.concurrency
                             )
                         )
+                        requests[f"{shape}/{code}"] = {
+                            f"{r['project']}/{r['case_id']}": _record_fields(r) for r in records
+                        }
                         errors = sum(1 for r in records if r["status"] == "error")
                         if errors:
                             print(f"  {errors} requests failed", flush=True)
@@ -151,6 +165,11 @@ def main(argv: list[str] | None = None) -> None:
         shape: differences(results[f"{shape}/before"], results[f"{shape}/after"])
         for shape in datasets
     }
+    figures["request_invariance"] = {
+        shape: differences(requests[f"{shape}/before"], requests[f"{shape}/after"])
+        for shape in datasets
+        if f"{shape}/after" in requests
+    }
     figures["load_average_at_end"] = list(os.getloadavg())
     for name, value in figures["cases_per_s"].items():
         print(f"  {name:32} {value:6.2f} cases/s")
@@ -158,6 +177,18 @@ def main(argv: list[str] | None = None) -> None:
     print(f"after vs before, field by field: {figures['invariance']}", flush=True)
     path = save("attribution_before_after", figures)
     print(f"written to {path}")
+    fail_loudly(
+        [
+            problem
+            for shape, found in figures["invariance"].items()
+            for problem in failures(f"{shape} jobs, after vs before", found)
+        ]
+        + [
+            problem
+            for shape, found in figures.get("request_invariance", {}).items()
+            for problem in failures(f"{shape} POST /attribute, after vs before", found)
+        ]
+    )
 
 
 if __name__ == "__main__":

@@ -19,7 +19,9 @@ Two shapes of trace (``--shape``):
 4. Jobs all at once (one per project, started together): the same figure.
 5. While jobs run, ``GET /cases?limit=1`` every 0.1 s: its latency says whether the service stays
    responsive (compared with the same request with no job running).
-6. Agreement: every job result is compared with the per-request result of the same case.
+6. Agreement: every job result is compared with the per-request result of the same case, every
+   field but timings; any difference (or any with ``--compare``) ends the run with status 1,
+   after the figures are written.
 
 Options for before/after comparisons: ``--jobs-only`` skips steps 2 and 6, ``--one-pass``
 step 4; ``--service-repo DIR``
@@ -48,7 +50,13 @@ from typing import Any
 import httpx
 
 import tests.support.servers
-from benchmarks.attr_invariance import differences, load_results, save_results
+from benchmarks.attr_invariance import (
+    differences,
+    fail_loudly,
+    failures,
+    load_results,
+    save_results,
+)
 from benchmarks.attr_metrics import op_correct
 from benchmarks.attr_run import CaseRef, Dataset, attribute_all, in_project, ingest, record_of
 from benchmarks.datasets import load_locomo
@@ -202,6 +210,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--save-results", type=Path, help="write every job result here")
     parser.add_argument("--compare", type=Path, help="compare job results with this file")
     parser.add_argument("--name", default="attribution_job", help="results file name")
+    parser.add_argument("--neo4j-memory", default="3g", help="Neo4j heap and page cache each")
     args = parser.parse_args(argv)
     if args.service_repo:  # run_service starts uvicorn in REPO: point it at the other checkout
         tests.support.servers.REPO = args.service_repo.resolve()
@@ -224,8 +233,8 @@ def main(argv: list[str] | None = None) -> None:
     rows: list[dict[str, Any]] = []
     with (
         tempfile.TemporaryDirectory() as tmp,
-        fresh_neo4j() as local,
-        run_service(local.uri, Path(tmp)) as service,
+        fresh_neo4j(heap=args.neo4j_memory, pagecache=args.neo4j_memory) as local,
+        run_service(local.uri, Path(tmp), ready_s=300) as service,
         httpx.Client(base_url=service.url, timeout=600) as client,
     ):
         print(f"ingested in {ingest(client, dataset.batches):.1f} s", flush=True)
@@ -266,6 +275,7 @@ def main(argv: list[str] | None = None) -> None:
             rows[-1]["probe"] = together_probe.figures()
 
         same = differ = 0
+        differing: list[str] = []
         job_records = []
         full: dict[str, dict[str, Any]] = {}
         by_ref: dict[tuple[str, str], CaseRef] = {(c.project, c.case_id): c for c in cases}
@@ -279,11 +289,11 @@ def main(argv: list[str] | None = None) -> None:
                 alone = per_request.get((project, case_id))
                 if alone is None:
                     continue
-                fields = ("status", "error_type", "op_id")
-                if all(alone.get(f) == job_records[-1].get(f) for f in fields):
+                if _outcome(alone) == _outcome(job_records[-1]):
                     same += 1
                 else:
                     differ += 1
+                    differing.append(f"{project}/{case_id}")
         if records:
             figures["agreement_with_per_request"] = {"same": same, "differ": differ}
             print(f"agreement with per-request results: {same} same, {differ} differ")
@@ -309,6 +319,17 @@ def main(argv: list[str] | None = None) -> None:
     figures["load_average_at_end"] = list(os.getloadavg())
     path = save(args.name, figures)
     print(f"written to {path}")
+    problems = [f"job and per-request results differ: {differ} cases, say {differing[:5]}"]
+    fail_loudly(
+        (problems if differ else [])
+        + (failures("job results vs --compare", figures["invariance"]) if args.compare else [])
+    )
+
+
+def _outcome(record: dict[str, Any]) -> dict[str, Any]:
+    """A result record (``attr_run.record_of``) without what differs between two runs of the
+    same code: timings and the name of the row that measured it."""
+    return {k: v for k, v in record.items() if k not in ("latency", "seconds", "judge")}
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from service.attribution.graph import READ_KINDS, CaseGraph, Node
+from service.attribution.graph import CaseGraph, Node
 from service.attribution.walk import NO_UNIT, Walk
 from service.models.attribution import ErrorType
 from service.text import content_tokens
@@ -60,9 +60,8 @@ def builders(walk: Walk, unit_id: str, question_time: float) -> list[str]:
     systems = walk.scope.systems
     ops = [
         o
-        for o in walk.graph.consumers.get(unit_id, [])
-        if walk.graph.operations[o].kind not in READ_KINDS
-        and walk.op_sort_key(o)[0] <= question_time
+        for o in walk.graph.building_consumers(unit_id)  # no READ_KINDS operation
+        if walk.op_sort_key(o)[0] <= question_time
         # another pipeline reading the same message builds another memory, not this one
         and (
             not systems

@@ -50,12 +50,16 @@ class Node:
     def text(self) -> str:
         """What the unit says: its content plus text the trace put in attributes (an image's
         caption, say), which a reader of the unit would see too."""
-        extra = [
-            str(self.attributes[k])
-            for k in TEXT_ATTRIBUTES
-            if isinstance(self.attributes.get(k), str) and self.attributes[k].strip()
-        ]
-        return "\n".join([self.content, *extra]) if extra else self.content
+        made: str | None = self.__dict__.get("_text")
+        if made is None:  # a job's cases share nodes: each node's text is made once
+            extra = [
+                str(self.attributes[k])
+                for k in TEXT_ATTRIBUTES
+                if isinstance(self.attributes.get(k), str) and self.attributes[k].strip()
+            ]
+            made = "\n".join([self.content, *extra]) if extra else self.content
+            object.__setattr__(self, "_text", made)  # not a field: equality and hash ignore it
+        return made
 
 
 PREPARED = "node"
@@ -130,34 +134,76 @@ def _aware(ts: datetime | None) -> datetime | None:
 
 @dataclass
 class CaseGraph:
-    """Units, operations and their ordered edges, with lookups both ways."""
+    """Units, operations and their ordered edges, with lookups both ways.
+
+    Who consumed a unit is indexed eagerly only for the operations that build the memory
+    (:meth:`building_consumers`); an operation reading at question time (:data:`READ_KINDS`) is
+    looked up when :meth:`consumers_of` is asked. Why: where a retrieval reads the whole store,
+    retrievals' inputs are nineteen in twenty of a case's edges, and what the walk asks of them
+    is only who read a unit that nothing built from (a question), so indexing them for every
+    case cost a fifth of a job's time.
+    """
 
     units: dict[str, Node] = field(default_factory=dict)
     operations: dict[str, Node] = field(default_factory=dict)
     inputs: dict[str, list[str]] = field(default_factory=dict)
     outputs: dict[str, list[str]] = field(default_factory=dict)
-    consumers: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     producers: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    _building: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    _reading: list[str] = field(default_factory=list)  # READ_KINDS operations, as added
+    _reading_inputs: dict[str, frozenset[str]] = field(default_factory=dict)
+    _consumers: dict[str, list[str]] = field(default_factory=dict)  # consumers_of, as asked
+    _ancestors: dict[str, frozenset[str]] = field(default_factory=dict)  # ancestors_of, as asked
 
     def add_rows(self, rows: list[dict[str, Any]]) -> None:
         """Merge projected rows; edges are indexed once every node of the rows is known."""
         new_ops = []
         for row in rows:
-            node = _node(row)
+            node = row.get(PREPARED) or _node(row)
             if node.is_operation:
                 if node.id not in self.operations:
                     self.operations[node.id] = node
-                    new_ops.append(row)
+                    new_ops.append((node, row))
             else:
                 self.units.setdefault(node.id, node)
-        for row in new_ops:
-            op = row["id"]
+        if new_ops:  # an operation added may read or make any unit: asked again, found anew
+            self._consumers.clear()
+            self._ancestors.clear()
+        for node, row in new_ops:
+            op = node.id
             # a prepared row's lists are shared by every graph: never changed in place
-            self.inputs[op], self.outputs[op] = _ordered_edges(row)
-            for uid in self.inputs[op]:
-                self.consumers[uid].append(op)
-            for uid in self.outputs[op]:
+            ins, outs = self.inputs[op], self.outputs[op] = _ordered_edges(row)
+            if node.kind in READ_KINDS:
+                self._reading.append(op)
+            else:
+                for uid in ins:
+                    self._building[uid].append(op)
+            for uid in outs:
                 self.producers[uid].append(op)
+
+    def building_consumers(self, unit_id: str) -> list[str]:
+        """The operations that consumed the unit to build the memory (every kind but
+        :data:`READ_KINDS`), in the order they were added."""
+        return self._building.get(unit_id, [])
+
+    def consumers_of(self, unit_id: str) -> list[str]:
+        """Every operation that consumed the unit, in the order they were added."""
+        found = self._consumers.get(unit_id)
+        if found is None:
+            building = self._building.get(unit_id, [])
+            reading = [op for op in self._reading if unit_id in self._inputs_of(op)]
+            found = building + reading
+            if building and reading:  # the order they were added in, as one list
+                order = {op: i for i, op in enumerate(self.operations)}
+                found.sort(key=order.__getitem__)
+            self._consumers[unit_id] = found
+        return found
+
+    def _inputs_of(self, op: str) -> frozenset[str]:
+        made = self._reading_inputs.get(op)
+        if made is None:
+            made = self._reading_inputs[op] = frozenset(self.inputs[op])
+        return made
 
     def op_time(self, op_id: str) -> datetime | None:
         return self.operations[op_id].ts
@@ -166,13 +212,25 @@ class CaseGraph:
         """The units among ``ids`` whose content the graph holds."""
         return [self.units[i] for i in ids if i in self.units]
 
-    def ancestors_of(self, unit_id: str) -> set[str]:
-        """Operation ids the unit depends on (walked in memory)."""
+    def ancestors_of(self, unit_id: str) -> frozenset[str]:
+        """Operation ids the unit depends on (walked in memory; kept until an operation is
+        added: the walk asks of the answer's several times)."""
+        made = self._ancestors.get(unit_id)
+        if made is None:
+            made = self._ancestors[unit_id] = frozenset(self._walk_ancestors(unit_id))
+        return made
+
+    def _walk_ancestors(self, unit_id: str) -> set[str]:
         seen: set[str] = set()
+        reached = {unit_id}
         stack = [unit_id]
         while stack:
-            for op in self.producers.get(stack.pop(), []):
+            for op in self.producers.get(stack.pop(), ()):
                 if op not in seen:
                     seen.add(op)
-                    stack.extend(self.inputs.get(op, []))
+                    # each unit once: a retrieval reading the whole store shares its hundreds
+                    # of inputs with every other retrieval (a set difference runs in C)
+                    fresh = set(self.inputs.get(op, ())) - reached
+                    reached |= fresh
+                    stack.extend(fresh)
         return seen

@@ -34,12 +34,13 @@ take the evidence's place.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from datetime import datetime
 
 from graph_schema.rules import is_source_message
-from service.attribution.graph import CaseGraph
+from service.attribution.graph import CaseGraph, Node
 
 SCOPE_ATTRIBUTES = ("conversation_id", "user_id")
 
@@ -72,31 +73,71 @@ class Scope:
 def scope_of(graph: CaseGraph, answer_unit: str, response_op: str) -> Scope:
     """The scope named by the answer's lineage (operations and units it depends on)."""
     ops = graph.ancestors_of(answer_unit)
-    units = {u for op in ops for u in graph.inputs.get(op, []) + graph.outputs.get(op, [])}
-    nodes = [graph.operations[o] for o in sorted(ops)] + graph.known_units(sorted(units))
-    found = {
-        (key, json.dumps(node.attributes[key], sort_keys=True, separators=(",", ":")))
-        for node in nodes
-        for key in SCOPE_ATTRIBUTES
-        if node.attributes.get(key) not in (None, "")
-    }
+    # a retrieval that reads the whole store lists every memory: sets merged in C, not per edge
+    units: set[str] = set().union(
+        *(graph.inputs.get(op, ()) for op in ops), *(graph.outputs.get(op, ()) for op in ops)
+    )
+    nodes = [graph.operations[o] for o in ops] + graph.known_units(list(units))
+    found: set[tuple[str, str]] = set().union(*map(_names, nodes))
     systems = {graph.operations[o].system for o in ops if graph.operations[o].system}
     sessions = {graph.operations[o].session_id for o in ops if graph.operations[o].session_id}
-    lineage = sorted(u for u in units if u in graph.units and _source(graph, u))
+    until = graph.op_time(response_op)
+    lineage = sorted(
+        node.id
+        for node in nodes
+        if node.kind == "message"  # the rule's first test: most of a lineage is memories
+        and not node.is_operation
+        and _source(graph, node.id)
+        and recorded_by(graph, node.id, until)
+    )
     return Scope(
-        until=graph.op_time(response_op),
+        until=until,
         systems=tuple(sorted(systems)),
         attributes=tuple(sorted(found)),
         sessions=() if found else tuple(sorted(sessions)),
-        lineage=tuple(u for u in lineage if recorded_by(graph, u, graph.op_time(response_op))),
+        lineage=tuple(lineage),
     )
 
 
+def _names(node: Node) -> frozenset[tuple[str, str]]:
+    """The (attribute, canonical JSON value) pairs of :data:`SCOPE_ATTRIBUTES` a node names.
+    Kept on the node: a job's cases share their nodes, and every case of a conversation reads
+    the same hundreds of them (the node is immutable; equality and hash ignore the entry)."""
+    made: frozenset[tuple[str, str]] | None = node.__dict__.get("_scope_names")
+    if made is None:
+        made = frozenset(
+            (key, _canonical(node.attributes[key]))
+            for key in SCOPE_ATTRIBUTES
+            if node.attributes.get(key) not in (None, "")
+        )
+        object.__setattr__(node, "_scope_names", made)
+    return made
+
+
+def _canonical(value: object) -> str:
+    """A value as stored canonical JSON; the lineage's every node names the same few values
+    (its conversation), so a hashable one is written once per process, not once per node."""
+    if isinstance(value, str | int | float | bool):
+        return _canonical_scalar(value)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+@functools.lru_cache(maxsize=4096, typed=True)  # 1, 1.0 and True are equal keys otherwise
+def _canonical_scalar(value: str | int | float | bool) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
 def _source(graph: CaseGraph, unit_id: str) -> bool:
+    if graph.units[unit_id].kind != "message":  # the rule's first test, before listing readers
+        return False
+    # The rule asks of the readers only whether there are none or one builds the memory: when
+    # one builds, its kind decides alone, and the question-time readers (every retrieval, where
+    # a retrieval reads the whole store) need not be looked up.
+    readers = graph.building_consumers(unit_id) or graph.consumers_of(unit_id)
     return is_source_message(
         graph.units[unit_id].kind,
         [graph.operations[o].kind for o in graph.producers.get(unit_id, [])],
-        [graph.operations[o].kind for o in graph.consumers.get(unit_id, [])],
+        [graph.operations[o].kind for o in readers],
     )
 
 
@@ -107,7 +148,7 @@ def recorded_at(graph: CaseGraph, unit_id: str) -> datetime | None:
         return unit.ts
     times = [
         t
-        for op in [*graph.producers.get(unit_id, []), *graph.consumers.get(unit_id, [])]
+        for op in [*graph.producers.get(unit_id, []), *graph.consumers_of(unit_id)]
         if (t := graph.op_time(op)) is not None
     ]
     return min(times, default=None)

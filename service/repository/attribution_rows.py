@@ -55,12 +55,11 @@ async def listed_rows(
     one query (and kept when they cannot change)."""
     result = await tx.run(query(listing), project=project, **params)
     record = await result.single()
-    listed: list[tuple[Key, bool]] = (
-        [((bool(op), str(uid)), bool(keepable)) for uid, op, keepable in record["nodes"]]
-        if record
-        else []
-    )
-    missing = [key for key, _ in listed if key not in cache.rows]
+    # [id, is operation, cacheable] as the listing returns them: a string and two booleans
+    # (cacheable null for a unit with no `defined`), taken as they are: a case lists thousands
+    listed: list[list[Any]] = record["nodes"] if record else []
+    rows_kept = cache.rows
+    missing = [(op, uid) for uid, op, _ in listed if (op, uid) not in rows_kept]
     fetched: dict[Key, dict[str, Any]] = {}
     if missing:
         result = await tx.run(
@@ -73,8 +72,9 @@ async def listed_rows(
         for row in record["nodes"] if record else []:
             fetched[(bool(row["is_operation"]), row["id"])] = prepared(row)
     rows = []
-    for key, keepable in listed:
-        row = fetched.get(key) or cache.rows.get(key)
+    for uid, op, keepable in listed:
+        key = (op, uid)
+        row = fetched.get(key) or rows_kept.get(key)
         if row is None:  # one transaction reads both: only a node deleted meanwhile
             continue
         if keepable and key in fetched:
