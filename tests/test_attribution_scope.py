@@ -418,6 +418,69 @@ def test_the_update_that_pushes_the_evidence_out_of_a_buffer_is_blamed(
     assert _blamed(client, f"t-{uuid.uuid4().hex[:8]}", batch) == ("UpdateError", "u2")
 
 
+WINDOW = 12
+"""Lines the window buffer of :func:`_window_buffer` keeps."""
+
+
+def _window_buffer(turns: list[str], question: str, evidence: int) -> dict[str, Any]:
+    """A buffer that appends each turn and drops its oldest line past ``WINDOW`` lines, each
+    version made by one update; the answer read a context without the fact."""
+    messages = [_msg(f"m{i}", line, f"{DAY}T10:{i:02d}:00Z") for i, line in enumerate(turns)]
+    ops = []
+    for i in range(len(turns)):
+        kept = turns[max(0, i + 1 - WINDOW) : i + 1]
+        ops.append(
+            _op(
+                f"u{i}",
+                "update",
+                f"{DAY}T10:{i:02d}:30Z",
+                ([f"b{i - 1}"] if i else []) + [f"m{i}"],
+                [_unit(f"b{i}", "memory", "\n".join(kept), memory_id="buffer")],
+            )
+        )
+    last = f"b{len(turns) - 1}"
+    ops += [
+        _op(
+            "r",
+            "retrieval",
+            f"{DAY}T12:00:00Z",
+            [_unit("q", "query", question), last],
+            [_unit("c", "context", turns[-1])],
+        ),
+        _op("a", "response", f"{DAY}T12:00:01Z", ["q", "c"], [_unit("ans", "answer", "Boston")]),
+    ]
+    case = {
+        "id": "case",
+        "question": question,
+        "expected_answer": "Denver",
+        "answer_unit": "ans",
+        "verdict": "failed",
+        "evidence_units": [f"m{evidence}"],
+    }
+    return {"units": messages, "operations": ops, "cases": [case]}
+
+
+def test_the_update_that_pushes_a_copied_turn_out_of_a_window_is_blamed(
+    client: httpx.Client,
+) -> None:
+    """The evidence turn names the city but not the sister (the question came turns before):
+    the buffer versions holding it verbatim carry it however little of them is about the
+    question. After the update that drops it, "Denver" is still in the buffer, in a line about
+    an airport far from any sister: that does not carry the answer, so the update that dropped
+    the turn is to blame, not the retrieval."""
+    topics = ["the weather", "a new recipe", "the garden", "a film", "the office", "a book"]
+    turns = [
+        f"{'Alice' if i % 2 else 'Bob'}: I keep thinking about {topics[i % len(topics)]}, "
+        f"it came up again on day {i}."
+        for i in range(2 * WINDOW)
+    ]
+    turns[2] = "Alice: Emma picked Denver in the end, she loves the mountains there."
+    turns[WINDOW + 3] = "Bob: The Denver airport was so crowded, Alice."
+    batch = _window_buffer(turns, "Where does Alice's sister live?", evidence=2)
+    # version b{WINDOW + 2} is the first without turn 2
+    assert _blamed(client, f"t-{uuid.uuid4().hex[:8]}", batch) == ("UpdateError", f"u{WINDOW + 2}")
+
+
 def test_a_lost_copy_is_not_decisive_while_another_turns_memory_carries_the_fact(
     client: httpx.Client,
 ) -> None:

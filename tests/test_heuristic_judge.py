@@ -170,3 +170,33 @@ def test_a_carrier_by_words_in_a_long_unit_is_less_sure() -> None:
     short, long = verdict(question, memory), verdict(question, f"{filler}\n{memory}")
     assert short.carries is True and long.carries is True
     assert short.confidence >= 0.8 > long.confidence
+
+
+def _talk(lines: int, start: int = 0) -> list[str]:
+    """A conversation's worth of turns about other things, both speakers named in it."""
+    topics = ["the weather", "a new recipe", "the garden", "a film", "the office", "a book"]
+    return [
+        f"{'Alice' if i % 2 else 'Bob'}: I keep thinking about {topics[i % len(topics)]}, "
+        f"it came up again on day {i}."
+        for i in range(start, start + lines)
+    ]
+
+
+SISTER = Question(
+    "c-9",
+    "Where does Alice's sister live?",
+    "Denver",
+    "Boston",
+    evidence_texts=("Alice: My sister Emma moved away last spring.",),
+)
+
+
+def test_a_long_context_whose_answer_words_are_scattered_does_not_carry_it() -> None:
+    # "Denver" and the names occur in a long buffer, never near the sister or where she lives
+    scattered = [*_talk(40), "Bob: The Denver airport was so crowded, Alice.", *_talk(40, 40)]
+    assert verdict(SISTER, "\n".join(scattered), kind="context").carries is False
+
+
+def test_a_long_context_stating_the_answer_for_the_question_carries_it() -> None:
+    colocated = [*_talk(40), "Alice: My sister Emma lives in Denver now.", *_talk(40, 40)]
+    assert verdict(SISTER, "\n".join(colocated), kind="context").carries is True

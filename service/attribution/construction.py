@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from service.attribution.graph import CaseGraph, Node
-from service.attribution.walk import NO_UNIT, Walk
+from service.attribution.walk import NO_UNIT, Walk, evidence_copies, holds_copy
 from service.models.attribution import ErrorType
 from service.text import content_tokens
 
@@ -123,6 +123,18 @@ async def _bisect_chain(walk: Walk, start: str, question_time: float) -> tuple[s
         if len(chain) > 100_000:
             break
     lo, hi = 0, len(chain) - 1  # chain[lo] carries; find the last index that does
+    copies = evidence_copies(walk.question)
+    if copies and holds_copy(walk.graph.units[start].content, copies):
+        # A window (a buffer that appends and drops its oldest text) keeps the evidence's line
+        # until an update pushes it out. The versions holding the copy carry; the first one
+        # without it carries only if another of its segments states the answer, else the
+        # update that made it lost the information. Bisecting past it would trust the judge
+        # on every later, longer version to find nothing by chance.
+        while lo < hi and holds_copy(walk.graph.units[chain[lo + 1]].content, copies):
+            lo += 1
+        await walk.carries([chain[lo]])  # recorded as a carrier, as sure as the evidence
+        if lo < hi and not (await walk.carries([chain[lo + 1]])).get(chain[lo + 1]):
+            hi = lo
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if (await walk.carries([chain[mid]])).get(chain[mid]):

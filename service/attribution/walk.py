@@ -2,13 +2,42 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from service.attribution.graph import CaseGraph, Node
-from service.attribution.judges.base import CachedJudge, Question, UnitText
+from service.attribution.judges.base import CachedJudge, Question, UnitText, Verdict
 from service.attribution.scope import Scope, recorded_at
+from service.text import content_tokens
 
 NO_UNIT = Node("", False, "other", "", "", None, None)
+
+COPY_WORDS = 3
+"""A line of an evidence text is matched verbatim only when it has this many content words:
+"Thanks, Mel!" recurs in any conversation; "I went to a LGBTQ support group yesterday" does not."""
+
+
+@functools.lru_cache(maxsize=64)
+def evidence_copies(question: Question) -> tuple[str, ...]:
+    """The lines of the evidence texts (a message's content, its image caption) that a unit
+    holding one of them verbatim has copied from the evidence."""
+    lines = {
+        line.strip()
+        for text in question.evidence_texts
+        for line in text.splitlines()
+        if len(content_tokens(line)) >= COPY_WORDS
+    }
+    return tuple(sorted(lines))
+
+
+def holds_copy(content: str, copies: tuple[str, ...]) -> bool:
+    """Whether ``content`` holds one of the evidence's lines verbatim."""
+    return any(line in content for line in copies)
+
+
+COPY_CONFIDENCE = 1.0
+"""A verbatim copy carries the information exactly when the evidence does: as sure as the
+evidence, whose own confidence every result takes into account."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +62,14 @@ class Walk:
     uncertain: bool = False
 
     async def carries(self, unit_ids: list[str]) -> dict[str, bool]:
+        """Whether each unit carries the information: a unit holding a line of the evidence
+        verbatim (a buffer or a chunk that kept the message as it was said) carries what the
+        evidence says, however long it is and however little else of it is about the question;
+        the judge is asked about the others."""
+        copies = evidence_copies(self.question)
+        for n in self.graph.known_units(unit_ids):
+            if n.id not in self.judge.cache and copies and holds_copy(n.content, copies):
+                self.judge.cache[n.id] = Verdict(True, COPY_CONFIDENCE, "copy", score=1.0)
         units = [
             UnitText(n.id, n.kind, n.text(), recorded_at(self.graph, n.id))
             for n in self.graph.known_units(unit_ids)

@@ -161,6 +161,36 @@ def _key_segment(
     return frozenset(said[best]), frozenset(relative)
 
 
+PASSAGE_SEGMENTS = 4
+PASSAGE_TOPIC = 0.5
+
+
+class _Passage:
+    """The passages of a unit longer than one: each segment with the ``PASSAGE_SEGMENTS``
+    segments either side (a turn and the turns around it, a paragraph).
+
+    A long unit (a conversation buffer, a context of many retrieved lines, a document) holds many
+    unrelated segments, so a segment sharing the answer's words says the answer only when the
+    question's own words (beyond the names: two speakers name each other in every other line)
+    are near it, in its passage. A segment whose passage is about something else matched by
+    chance: "Do your research and find an adoption agency" is not "researching adoption agencies"
+    as Caroline's summer plans unless the summer or her plans are nearby."""
+
+    def __init__(self, words: list[set[str]], need: _Need) -> None:
+        self.words = words
+        self.asked = need.asked - need.names
+
+    def topic(self, i: int) -> float:
+        """0..1: how much segment ``i``'s carry counts, by its passage's share of the question's
+        words (full from ``PASSAGE_TOPIC`` on)."""
+        if not self.asked:
+            return 1.0
+        near: set[str] = set()
+        for seg in self.words[max(0, i - PASSAGE_SEGMENTS) : i + PASSAGE_SEGMENTS + 1]:
+            near |= seg
+        return min(1.0, _recall(self.asked, near) / PASSAGE_TOPIC)
+
+
 LONG_UNIT_SEGMENTS = 50
 LONG_UNIT_CARRIES = 0.75
 """A "carries" found in a unit of more than ``LONG_UNIT_SEGMENTS`` lines and sentences (a
@@ -278,9 +308,11 @@ class HeuristicJudge:
         # tells it on the day it was said or written (LoCoMo answers with that day).
         today = _day_words(when) if need.asks_date and kind in _OWN_DAY and when else frozenset()
         best = topic = 0.0
+        passage = _Passage(words, need) if len(parts) > 2 * PASSAGE_SEGMENTS + 1 else None
         for i, have in enumerate(words):
             if not have:
                 continue
+            carry = 0.0  # this segment's carry score
             own_day = bool(today) and not _specific(have)
             if own_day:
                 have = have | today
@@ -309,7 +341,7 @@ class HeuristicJudge:
             said = stated * carried * min(1.0, 0.5 + about)
             if own_day:  # a date only implied: carried, never surely (the LLM is asked)
                 said = min(said, DERIVED_SCORE)
-            best = max(best, said)
+            carry = max(carry, said)
             topic = max(topic, about * (0.6 + 0.4 * named))
             for key, relative in need.key:
                 # A restatement of the evidence's answering segment carries what it says, even
@@ -342,9 +374,12 @@ class HeuristicJudge:
                     kept = len(stated_answer & around) / len(stated_answer)
                     restated *= 1.0 if kept >= 0.5 else kept
                 restated *= 0.5 ** len(specific - around)
-                best = max(best, restated * (0.6 + 0.4 * named) * min(1.0, 0.5 + about))
+                carry = max(carry, restated * (0.6 + 0.4 * named) * min(1.0, 0.5 + about))
             if need.said and not _date_left_out(need.answer, segment_words[i][0], need.said):
-                best = max(best, _derived(segment_words[i], need.said))
+                carry = max(carry, _derived(segment_words[i], need.said))
+            if passage is not None and carry > best:
+                carry *= passage.topic(i)
+            best = max(best, carry)
         return round(best, 4), round(topic, 4), len(parts)
 
     def verdict(
