@@ -241,6 +241,21 @@ def _chunk(streams: Streams, rounds: int, r: int) -> Streams:
     return [s[len(s) * r // rounds : len(s) * (r + 1) // rounds] for s in streams]
 
 
+SERVED = ("api", "before")
+"""The paths that are a service over HTTP: each also takes re-sends and conflicts."""
+
+
+def round_steps(paths: tuple[str, ...], r: int) -> list[tuple[str, str]]:
+    """Round ``r``'s timed steps in order, as ``(path, what)``: ``what`` is ``new`` (the round's
+    new batches), ``resend`` (the same again) or ``conflict``. The paths take turns going first;
+    every service slot (``SERVED``) re-sends and sends conflicts, after all the paths' new
+    batches: the two slots serve the same requests in the same places, so that the new batches
+    of neither follow work the other did not do (an A/A run, ``--before .``, then reads ~1.0)."""
+    order = paths[r % len(paths) :] + paths[: r % len(paths)]
+    served = [p for p in order if p in SERVED]
+    return [(p, "new") for p in order] + [(p, w) for p in served for w in ("resend", "conflict")]
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else 0.0
 
@@ -259,8 +274,7 @@ def ingestion(
     so that a machine whose load changes during the run (this one is shared) slows each path
     alike. ``before``: a checkout whose service is run beside this one's (path ``before``)."""
     paths = ("limit", "api", "direct", *(("before",) if before else ()))
-    # The paths that are a service over HTTP: each also takes re-sends and conflicts.
-    served = tuple(p for p in paths if p in ("api", "before"))
+    served = tuple(p for p in paths if p in SERVED)
     streams = {
         (shape, p): shape_streams(shape, f"{shape}-{p}", n_ops, batch_size, concurrency)
         for shape in shapes
@@ -342,22 +356,22 @@ def ingestion(
                 )
         for r in range(rounds):
             for shape in shapes:
-                order = paths[r % len(paths) :] + paths[: r % len(paths)]  # who goes first
-                took = {
-                    path: timed((shape, path), write, path, _chunk(streams[shape, path], rounds, r))
-                    for path in order
-                }
+                took: dict[str, float] = {}
+                for path, what in round_steps(paths, r):
+                    chunk = _chunk(streams[shape, path], rounds, r)
+                    if what == "new":
+                        took[path] = timed((shape, path), write, path, chunk)
+                    elif what == "resend":
+                        timed((shape, f"{path}_resend"), _send_all, services[path], chunk, 200)
+                    else:
+                        conflicts = [[conflicting(s[-1])] for s in chunk if s]
+                        n_conflicts[shape, path] += len(conflicts)
+                        key = (shape, f"{path}_conflict")
+                        timed(key, _send_all, services[path], conflicts, 409)
                 for path in paths[1:]:
                     round_ratios[shape, path].append(took["limit"] / took[path])
                 if before:
                     round_ratios[shape, "api_to_before"].append(took["before"] / took["api"])
-                # Re-sends and conflicts: every service slot the same, after all new batches.
-                for path in (p for p in order if p in served):
-                    chunk = _chunk(streams[shape, path], rounds, r)
-                    timed((shape, f"{path}_resend"), _send_all, services[path], chunk, 200)
-                    conflicts = [[conflicting(s[-1])] for s in chunk if s]
-                    n_conflicts[shape, path] += len(conflicts)
-                    timed((shape, f"{path}_conflict"), _send_all, services[path], conflicts, 409)
                 print(
                     f"round {r + 1}/{rounds} {shape}: "
                     + ", ".join(f"{k} {seconds[shape, k]:.1f}s" for k in keys),

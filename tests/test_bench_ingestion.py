@@ -1,8 +1,10 @@
-"""The ingestion benchmark's limit writes the same graph as ``POST /traces``, on both shapes.
+"""The ingestion benchmark's limit writes the same graph as ``POST /traces``, on both shapes,
+and its two service slots serve the same requests.
 
 The benchmark's ratio API / limit means something only if the limit's bare ``CREATE`` statements
 store what the service stores: the same nodes with the same properties and the same edges. The
 two differ only in what the limit does not compute (fingerprints, the marks), left out here.
+Its ratio API / before means something only if neither slot does work the other does not.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import httpx
 import pytest
 from neo4j import Driver, ManagedTransaction
 
-from benchmarks.ingestion import SHAPES, limit_rows, shape_streams
+from benchmarks.ingestion import SERVED, SHAPES, limit_rows, round_steps, shape_streams
 from cypher import query
 
 COMPUTED = {"project", "fp", "reaches_memory", "rewrites_memory"}
@@ -63,3 +65,16 @@ def test_limit_writes_the_graph_the_api_writes(
     # extraction's 60 inline messages.
     assert len(nodes) == {"chain": 92, "extraction": 150}[shape]
     assert (nodes, edges) == _graph(neo4j_driver, limit)
+
+
+def test_both_service_slots_take_the_same_requests_in_every_round() -> None:
+    paths = ("limit", "api", "direct", "before")
+    rounds = [round_steps(paths, r) for r in range(2 * len(paths))]
+    for steps in rounds:
+        for slot in SERVED:
+            assert [what for path, what in steps if path == slot] == ["new", "resend", "conflict"]
+        # Re-sends and conflicts come after every path's new batches, so none lies between two.
+        whats = [what for _, what in steps]
+        assert whats == ["new"] * len(paths) + ["resend", "conflict"] * len(SERVED)
+    # The paths take turns going first, each once in len(paths) rounds.
+    assert sorted(steps[0][0] for steps in rounds[: len(paths)]) == sorted(paths)
