@@ -21,9 +21,10 @@
    the new batches, after every path's new batches of the round: both slots serve the same
    requests, so neither's new batches follow work the other did not do.
    Prints operations/s and each path's ratio to the limit (over the run, and the median of the
-   rounds' ratios; the paths take turns going first, so give ``--rounds`` a multiple of the
-   number of paths), api / before likewise; a re-send's against the limit's time for the same
-   batches new; a conflict batch's time next to the limit's time per new batch.
+   rounds' ratios; the paths take turns so that each goes first, and comes straight after each
+   other one, equally often in a cycle of rounds: give ``--rounds`` a multiple of the number of
+   paths, twice that when it is odd), api / before likewise; a re-send's against the limit's time
+   for the same batches new; a conflict batch's time next to the limit's time per new batch.
 2. Subgraph: p50/p95 of ``GET /cases/{id}/subgraph`` for a case with ~500 ancestor nodes in a graph
    of ~10k nodes, then again after growing the graph to >= 1M nodes.
 
@@ -245,13 +246,26 @@ SERVED = ("api", "before")
 """The paths that are a service over HTTP: each also takes re-sends and conflicts."""
 
 
+def turns(n: int, r: int) -> list[int]:
+    """The order the ``n`` paths take in round ``r``: a row of a Williams design (a Latin square
+    in which each path comes straight after each other path equally often), so that what one
+    path leaves behind (Neo4j's garbage, checkpoints) falls on every other path alike, not on
+    the same follower every round. A cycle is ``n`` rounds (``2n`` when ``n`` is odd: the rows
+    then also run backwards)."""
+    base = [0]
+    for k in range(1, n):  # 0, 1, n-1, 2, n-2, ...
+        base.append((k + 1) // 2 if k % 2 else n - k // 2)
+    row = [(b + r) % n for b in base]
+    return row[::-1] if n % 2 and (r // n) % 2 else row
+
+
 def round_steps(paths: tuple[str, ...], r: int) -> list[tuple[str, str]]:
     """Round ``r``'s timed steps in order, as ``(path, what)``: ``what`` is ``new`` (the round's
-    new batches), ``resend`` (the same again) or ``conflict``. The paths take turns going first;
+    new batches), ``resend`` (the same again) or ``conflict``. The paths take turns (``turns``);
     every service slot (``SERVED``) re-sends and sends conflicts, after all the paths' new
     batches: the two slots serve the same requests in the same places, so that the new batches
     of neither follow work the other did not do (an A/A run, ``--before .``, then reads ~1.0)."""
-    order = paths[r % len(paths) :] + paths[: r % len(paths)]
+    order = [paths[i] for i in turns(len(paths), r)]
     served = [p for p in order if p in SERVED]
     return [(p, "new") for p in order] + [(p, w) for p in served for w in ("resend", "conflict")]
 

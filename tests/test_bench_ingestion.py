@@ -9,13 +9,14 @@ Its ratio API / before means something only if neither slot does work the other 
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import httpx
 import pytest
 from neo4j import Driver, ManagedTransaction
 
-from benchmarks.ingestion import SERVED, SHAPES, limit_rows, round_steps, shape_streams
+from benchmarks.ingestion import SERVED, SHAPES, limit_rows, round_steps, shape_streams, turns
 from cypher import query
 
 COMPUTED = {"project", "fp", "reaches_memory", "rewrites_memory"}
@@ -76,5 +77,19 @@ def test_both_service_slots_take_the_same_requests_in_every_round() -> None:
         # Re-sends and conflicts come after every path's new batches, so none lies between two.
         whats = [what for _, what in steps]
         assert whats == ["new"] * len(paths) + ["resend", "conflict"] * len(SERVED)
-    # The paths take turns going first, each once in len(paths) rounds.
-    assert sorted(steps[0][0] for steps in rounds[: len(paths)]) == sorted(paths)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_each_path_goes_first_and_follows_each_other_equally_often(n: int) -> None:
+    cycle = [turns(n, r) for r in range(n if n % 2 == 0 else 2 * n)]
+    for row in cycle:
+        assert sorted(row) == list(range(n))
+    firsts = [row[0] for row in cycle]
+    assert all(firsts.count(i) == len(cycle) // n for i in range(n))
+    pairs = [(a, b) for row in cycle for a, b in itertools.pairwise(row)]
+    assert all(
+        pairs.count((a, b)) == len(pairs) // (n * (n - 1))
+        for a in range(n)
+        for b in range(n)
+        if a != b
+    )
