@@ -11,13 +11,19 @@
    - limit: the same graph (same nodes, properties, CONSUMES / PRODUCES / PRODUCED_BY edges) by the
      plain ``CREATE`` statements alone (``cypher/ingest/create_*``), one transaction per batch, from
      rows built straight from the JSON: no validation, no fingerprints, no look-ups, no HTTP;
-   - api: ``POST /traces`` (all ids new), then the same batches again (identical re-send: nothing
-     is written), then conflict batches (one operation of each redefined: 409, nothing written);
+   - api: ``POST /traces`` to this checkout's service (all ids new);
    - direct: the service's writer (``repository.traces.write_batch``) without HTTP;
    - before (with ``--before DIR``): ``POST /traces`` to a service run from another checkout
-     (``git worktree add DIR main``), for a before/after in one run.
+     (``git worktree add DIR main``), for a before/after in one run; ``--before .`` runs this
+     checkout in both slots (an A/A run: how far two identical services differ in one run).
+   Each service slot then re-sends its round's batches (identical: nothing is written) and one
+   conflict batch per sender (one operation redefined: 409, nothing written), timed apart from
+   the new batches, after every path's new batches of the round: both slots serve the same
+   requests, so neither's new batches follow work the other did not do.
    Prints operations/s and each path's ratio to the limit (over the run, and the median of the
-   rounds' ratios); a re-send's against the limit's time
+   rounds' ratios; the paths take turns so that each goes first, and comes straight after each
+   other one, equally often in a cycle of rounds: give ``--rounds`` a multiple of the number of
+   paths, twice that when it is odd), api / before likewise; a re-send's against the limit's time
    for the same batches new; a conflict batch's time next to the limit's time per new batch.
 2. Subgraph: p50/p95 of ``GET /cases/{id}/subgraph`` for a case with ~500 ancestor nodes in a graph
    of ~10k nodes, then again after growing the graph to >= 1M nodes.
@@ -236,6 +242,34 @@ def _chunk(streams: Streams, rounds: int, r: int) -> Streams:
     return [s[len(s) * r // rounds : len(s) * (r + 1) // rounds] for s in streams]
 
 
+SERVED = ("api", "before")
+"""The paths that are a service over HTTP: each also takes re-sends and conflicts."""
+
+
+def turns(n: int, r: int) -> list[int]:
+    """The order the ``n`` paths take in round ``r``: a row of a Williams design (a Latin square
+    in which each path comes straight after each other path equally often), so that what one
+    path leaves behind (Neo4j's garbage, checkpoints) falls on every other path alike, not on
+    the same follower every round. A cycle is ``n`` rounds (``2n`` when ``n`` is odd: the rows
+    then also run backwards)."""
+    base = [0]
+    for k in range(1, n):  # 0, 1, n-1, 2, n-2, ...
+        base.append((k + 1) // 2 if k % 2 else n - k // 2)
+    row = [(b + r) % n for b in base]
+    return row[::-1] if n % 2 and (r // n) % 2 else row
+
+
+def round_steps(paths: tuple[str, ...], r: int) -> list[tuple[str, str]]:
+    """Round ``r``'s timed steps in order, as ``(path, what)``: ``what`` is ``new`` (the round's
+    new batches), ``resend`` (the same again) or ``conflict``. The paths take turns (``turns``);
+    every service slot (``SERVED``) re-sends and sends conflicts, after all the paths' new
+    batches: the two slots serve the same requests in the same places, so that the new batches
+    of neither follow work the other did not do (an A/A run, ``--before .``, then reads ~1.0)."""
+    order = [paths[i] for i in turns(len(paths), r)]
+    served = [p for p in order if p in SERVED]
+    return [(p, "new") for p in order] + [(p, w) for p in served for w in ("resend", "conflict")]
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else 0.0
 
@@ -254,17 +288,18 @@ def ingestion(
     so that a machine whose load changes during the run (this one is shared) slows each path
     alike. ``before``: a checkout whose service is run beside this one's (path ``before``)."""
     paths = ("limit", "api", "direct", *(("before",) if before else ()))
+    served = tuple(p for p in paths if p in SERVED)
     streams = {
         (shape, p): shape_streams(shape, f"{shape}-{p}", n_ops, batch_size, concurrency)
         for shape in shapes
         for p in paths
     }
-    keys = (*paths, "resend", "conflict")
+    keys = (*paths, *(f"{p}_{what}" for p in served for what in ("resend", "conflict")))
     seconds = {(shape, k): 0.0 for shape in shapes for k in keys}
     # Each round's ratio to the limit, per path: their median is read next to the totals' ratio
     # (a round that a burst of load fell on moves the total, not the median).
     round_ratios: dict[tuple[str, str], list[float]] = {
-        (shape, p): [] for shape in shapes for p in paths if p != "limit"
+        (shape, p): [] for shape in shapes for p in (*paths[1:], "api_to_before")
     }
     # CPU seconds per path of Neo4j, of the service processes, and of this process (the HTTP
     # senders for the API; rows and the driver for limit and direct): where the time goes.
@@ -273,7 +308,7 @@ def ingestion(
         for shape in shapes
         for k in keys
     }
-    n_conflicts = dict.fromkeys(shapes, 0)
+    n_conflicts = {(shape, p): 0 for shape in shapes for p in served}
 
     with ExitStack() as stack:
         local = stack.enter_context(fresh_neo4j(neo4j_memory, neo4j_memory, start_s=600))
@@ -335,18 +370,22 @@ def ingestion(
                 )
         for r in range(rounds):
             for shape in shapes:
-                order = paths[r % len(paths) :] + paths[: r % len(paths)]  # who goes first
-                took = {
-                    path: timed((shape, path), write, path, _chunk(streams[shape, path], rounds, r))
-                    for path in order
-                }
+                took: dict[str, float] = {}
+                for path, what in round_steps(paths, r):
+                    chunk = _chunk(streams[shape, path], rounds, r)
+                    if what == "new":
+                        took[path] = timed((shape, path), write, path, chunk)
+                    elif what == "resend":
+                        timed((shape, f"{path}_resend"), _send_all, services[path], chunk, 200)
+                    else:
+                        conflicts = [[conflicting(s[-1])] for s in chunk if s]
+                        n_conflicts[shape, path] += len(conflicts)
+                        key = (shape, f"{path}_conflict")
+                        timed(key, _send_all, services[path], conflicts, 409)
                 for path in paths[1:]:
                     round_ratios[shape, path].append(took["limit"] / took[path])
-                api_chunk = _chunk(streams[shape, "api"], rounds, r)
-                timed((shape, "resend"), _send_all, services["api"], api_chunk, 200)
-                conflicts = [[conflicting(s[-1])] for s in api_chunk if s]
-                n_conflicts[shape] += len(conflicts)
-                timed((shape, "conflict"), _send_all, services["api"], conflicts, 409)
+                if before:
+                    round_ratios[shape, "api_to_before"].append(took["before"] / took["api"])
                 print(
                     f"round {r + 1}/{rounds} {shape}: "
                     + ", ".join(f"{k} {seconds[shape, k]:.1f}s" for k in keys),
@@ -358,7 +397,8 @@ def ingestion(
     for shape in shapes:
         total = sum(len(b["operations"]) for s in streams[shape, "api"] for b in s)
         n_batches = sum(len(s) for s in streams[shape, "api"])
-        per_batch = {k: n_conflicts[shape] if k == "conflict" else n_batches for k in keys}
+        per_batch = {k: n_batches for k in keys}
+        per_batch.update({f"{p}_conflict": n_conflicts[shape, p] for p in served})
         limit_s = seconds[shape, "limit"]
         figures[shape] = {
             "operations_per_path": total,
@@ -372,14 +412,27 @@ def ingestion(
                 f"{p}_to_limit_median_round": round(median(round_ratios[shape, p]), 3)
                 for p in paths[1:]
             },
-            "resend_ops_per_s": round(total / seconds[shape, "resend"]),
-            "resend_to_limit": round(limit_s / seconds[shape, "resend"], 3),
-            "conflict_batches": n_conflicts[shape],
-            "conflict_ms_per_batch": round(
-                seconds[shape, "conflict"] / n_conflicts[shape] * 1000, 1
+            **(
+                {
+                    "api_to_before": round(seconds[shape, "before"] / seconds[shape, "api"], 3),
+                    "api_to_before_median_round": round(
+                        median(round_ratios[shape, "api_to_before"]), 3
+                    ),
+                }
+                if before
+                else {}
             ),
             "limit_ms_per_batch": round(limit_s / n_batches * 1000, 1),
         }
+        for p in served:
+            figures[shape] |= {
+                f"{p}_resend_ops_per_s": round(total / seconds[shape, f"{p}_resend"]),
+                f"{p}_resend_to_limit": round(limit_s / seconds[shape, f"{p}_resend"], 3),
+                f"{p}_conflict_batches": n_conflicts[shape, p],
+                f"{p}_conflict_ms_per_batch": round(
+                    seconds[shape, f"{p}_conflict"] / n_conflicts[shape, p] * 1000, 1
+                ),
+            }
     return {
         "batch_size": batch_size,
         "concurrency": concurrency,

@@ -1,19 +1,22 @@
-"""The ingestion benchmark's limit writes the same graph as ``POST /traces``, on both shapes.
+"""The ingestion benchmark's limit writes the same graph as ``POST /traces``, on both shapes,
+and its two service slots serve the same requests.
 
 The benchmark's ratio API / limit means something only if the limit's bare ``CREATE`` statements
 store what the service stores: the same nodes with the same properties and the same edges. The
 two differ only in what the limit does not compute (fingerprints, the marks), left out here.
+Its ratio API / before means something only if neither slot does work the other does not.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import httpx
 import pytest
 from neo4j import Driver, ManagedTransaction
 
-from benchmarks.ingestion import SHAPES, limit_rows, shape_streams
+from benchmarks.ingestion import SERVED, SHAPES, limit_rows, round_steps, shape_streams, turns
 from cypher import query
 
 COMPUTED = {"project", "fp", "reaches_memory", "rewrites_memory"}
@@ -63,3 +66,30 @@ def test_limit_writes_the_graph_the_api_writes(
     # extraction's 60 inline messages.
     assert len(nodes) == {"chain": 92, "extraction": 150}[shape]
     assert (nodes, edges) == _graph(neo4j_driver, limit)
+
+
+def test_both_service_slots_take_the_same_requests_in_every_round() -> None:
+    paths = ("limit", "api", "direct", "before")
+    rounds = [round_steps(paths, r) for r in range(2 * len(paths))]
+    for steps in rounds:
+        for slot in SERVED:
+            assert [what for path, what in steps if path == slot] == ["new", "resend", "conflict"]
+        # Re-sends and conflicts come after every path's new batches, so none lies between two.
+        whats = [what for _, what in steps]
+        assert whats == ["new"] * len(paths) + ["resend", "conflict"] * len(SERVED)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_each_path_goes_first_and_follows_each_other_equally_often(n: int) -> None:
+    cycle = [turns(n, r) for r in range(n if n % 2 == 0 else 2 * n)]
+    for row in cycle:
+        assert sorted(row) == list(range(n))
+    firsts = [row[0] for row in cycle]
+    assert all(firsts.count(i) == len(cycle) // n for i in range(n))
+    pairs = [(a, b) for row in cycle for a, b in itertools.pairwise(row)]
+    assert all(
+        pairs.count((a, b)) == len(pairs) // (n * (n - 1))
+        for a in range(n)
+        for b in range(n)
+        if a != b
+    )
