@@ -34,6 +34,9 @@ class Endpoint:
             "MEMTRACE_LLM_BASE_URL": self.base_url,
             "MEMTRACE_LLM_MODEL": self.model,
             "MEMTRACE_LLM_API_KEY": self.api_key,
+            # The harness measures the model's verdicts; a start-up check that stands a weak
+            # model down would measure the heuristic instead (memtrace judge check measures it).
+            "MEMTRACE_LLM_SELF_CHECK": "false",
         }
 
     def described(self) -> dict[str, str]:

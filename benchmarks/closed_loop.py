@@ -284,6 +284,7 @@ def main(argv: list[str] | None = None) -> None:
                 MEMTRACE_LLM_BASE_URL=base_url,
                 MEMTRACE_LLM_MODEL=model_name,
                 MEMTRACE_LLM_API_KEY=args.llm_api_key,
+                MEMTRACE_LLM_SELF_CHECK="false",  # the loop's model optimises; it judges nothing
             )
         )
         started = time.perf_counter()

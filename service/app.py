@@ -39,10 +39,16 @@ from service.routes import (
 )
 from service.routes.errors import AUTH, document_deletion_refusals, responses
 from service.services.attribution import probe_llm
+from service.services.judge_check import self_check
 from service.settings import Settings, get_settings
 from service.ui.login import router as ui_login_router
 
 log = logging.getLogger(__name__)
+
+
+async def _check_llm(settings: Settings) -> None:
+    await probe_llm(settings)
+    await self_check(settings)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -63,7 +69,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # A store that is down does not stop the start: its projects' requests answer 503 until
         # it is back, then the first one applies its schema.
         await app.state.stores.apply_schemas()
-        llm_probe = asyncio.create_task(probe_llm(settings))  # in the background: no slow start
+        # In the background, so the start is not slowed: a wrong URL, key or model (readyz),
+        # then the judge check of the model (llm_self_check).
+        llm_probe = asyncio.create_task(_check_llm(settings))
         # What start-up made (modules, routes, models, the drivers) lives as long as the process:
         # frozen out of the garbage collector, a full collection walks only what requests made.
         # Reads that build thousands of objects (a ~1,000-node subgraph) set one off every few

@@ -80,13 +80,19 @@ class Settings(BaseSettings):
         description="The model's context window: judge batches and unit excerpts are sized to "
         "fit it with the answer (set it to the server's context size, e.g. llama.cpp -c).",
     )
+    llm_self_check: bool = Field(
+        True,
+        description="At start-up, run the judge check on the configured model once, in the "
+        "background; a project without a recorded check of its own uses that outcome (a model "
+        "below llm_min_accuracy is then stood down everywhere).",
+    )
     llm_min_accuracy: float = Field(
         0.75,
         ge=0,
         le=1,
-        description="A model whose recorded judge check (POST /judge/check with record, "
-        "`memtrace judge check --record`) scored below this accuracy: every llm and llm-all "
-        "result of the project says so in judge.warning.",
+        description="A model whose judge check (the project's recorded one, else the service's "
+        "own at start-up) scored below this accuracy is stood down: llm and llm-all requests "
+        "are judged by the heuristic, and their results say so in judge.warning.",
     )
     embeddings_base_url: str | None = Field(
         None,

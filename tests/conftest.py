@@ -112,6 +112,7 @@ def llm_service(neo4j: Neo4jHandle, workdir: Path, llm: ScriptedLLM) -> Iterator
         MEMTRACE_NEO4J_USER=neo4j.user,
         MEMTRACE_NEO4J_PASSWORD=neo4j.password,
         MEMTRACE_LLM_BASE_URL=llm.base_url,
+        MEMTRACE_LLM_SELF_CHECK="false",  # tests script the judge; test_judge_check tests this
         MEMTRACE_LLM_API_KEY="test-key",
         MEMTRACE_LLM_MODEL="scripted",
         MEMTRACE_LLM_TIMEOUT_S="1",

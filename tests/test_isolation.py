@@ -87,6 +87,11 @@ CALLS = [
         body=lambda: {},
         refused_when_allowed=404,
     ),
+    Call("GET", "/judge/check", refused_when_allowed=404),  # no check recorded
+    # The keyed service has no LLM: an allowed check is the 422 naming MEMTRACE_LLM_BASE_URL.
+    Call(
+        "POST", "/judge/check", body=lambda: {"record": True}, writes=True, refused_when_allowed=422
+    ),
     Call("GET", "/ui/cases"),
     Call("GET", f"/ui/cases/{CASE}", route="/ui/cases/{case_id}"),
     Call("GET", "/ui/"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -16,8 +17,14 @@ from service.attribution.judge_probes import PROBE_SET, probe_set
 from service.attribution.judges.llm import unit_ids_in_prompt
 from tests.support.attribution import attribute
 from tests.support.cli import memtrace
-from tests.support.llm_server import MALFORMED, ScriptedLLM, oracle_from_ids, user_text
-from tests.support.servers import ServiceHandle, free_port
+from tests.support.llm_server import (
+    MALFORMED,
+    ScriptedLLM,
+    oracle_from_ids,
+    scripted_llm,
+    user_text,
+)
+from tests.support.servers import Neo4jHandle, ServiceHandle, free_port, run_service
 from tests.support.traces import demo_batch
 
 PROBES = [u for p in probe_set() for u in p.units]
@@ -207,3 +214,41 @@ def test_the_cli_fails_in_one_line_without_a_service() -> None:
     assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith(f"cannot reach the service at {down} (")
+
+
+def test_the_service_checks_its_model_at_start_up_and_stands_a_weak_one_down(
+    neo4j: Neo4jHandle, workdir: Path, project: str
+) -> None:
+    """No recorded check: the service's own check from start-up applies. A model answering
+    "false" to every probe (0.53) is stood down once that check has finished."""
+    with (
+        scripted_llm(always_false) as weak,
+        run_service(
+            neo4j.uri,
+            workdir,
+            MEMTRACE_NEO4J_USER=neo4j.user,
+            MEMTRACE_NEO4J_PASSWORD=neo4j.password,
+            MEMTRACE_LLM_BASE_URL=weak.base_url,
+            MEMTRACE_LLM_MODEL="weak",
+        ) as service,
+        httpx.Client(base_url=service.url, timeout=60) as client,
+    ):
+        assert client.post("/traces", json=demo_batch(project)).status_code == 200
+        probes = len(PROBES)
+        deadline = time.monotonic() + 120  # the check runs in the background
+        result = attribute(client, project, "case-2", judge="llm", refresh=True).json()
+        while "start-up" not in (result["judge"]["warning"] or ""):
+            assert time.monotonic() < deadline, result["judge"]
+            time.sleep(0.5)
+            result = attribute(client, project, "case-2", judge="llm", refresh=True).json()
+        asked = sum(len(unit_ids_in_prompt(user_text(r))) for r in weak.requests)
+        assert asked >= probes  # the probe set was asked (and the earlier attributions)
+        assert result["judge"]["warning"].startswith(
+            "model 'weak' scored 0.53 on the judge check the service ran at start-up, below"
+        )
+        before = len(weak.requests)
+        again = attribute(client, project, "case-2", judge="llm", refresh=True).json()
+        assert len(weak.requests) == before and again["judge"]["llm_calls"] == 0
+        heuristic = attribute(client, project, "case-2", refresh=True).json()
+        for field in ("status", "error_type", "operation", "confidence", "evidence_path"):
+            assert again[field] == heuristic[field]

@@ -43,6 +43,8 @@ def real(
             MEMTRACE_LLM_CONTEXT_TOKENS=str(CONTEXT_TOKENS),
             MEMTRACE_LLM_CONCURRENCY="1",
             MEMTRACE_LLM_TIMEOUT_S="300",  # a loaded 2-core box; the budget bounds the calls
+            # The model is asked here, whatever its judge check would say (SmolLM2 fails it).
+            MEMTRACE_LLM_SELF_CHECK="false",
         ) as service,
     ):
         yield service, proxy

@@ -17,6 +17,13 @@ COPY_WORDS = 3
 "Thanks, Mel!" recurs in any conversation; "I went to a LGBTQ support group yesterday" does not."""
 
 
+COPY_JUDGED_KINDS = frozenset({"context"})
+"""Kinds a verbatim copy of an evidence line does not settle: the judge reads them. A context
+the answer was written from decides a ResponseError alone, and in the paper's own traces (the
+SmartComment sample) contexts quote evidence lines verbatim in cases labelled as lost earlier:
+with copies settling contexts too, 3 of the sample's ExtractionErrors came out ResponseErrors."""
+
+
 @functools.lru_cache(maxsize=64)
 def evidence_copies(question: Question) -> tuple[str, ...]:
     """The lines of the evidence texts (a message's content, its image caption) that a unit
@@ -68,7 +75,12 @@ class Walk:
         the judge is asked about the others."""
         copies = evidence_copies(self.question)
         for n in self.graph.known_units(unit_ids):
-            if n.id not in self.judge.cache and copies and holds_copy(n.content, copies):
+            if (
+                n.kind not in COPY_JUDGED_KINDS
+                and n.id not in self.judge.cache
+                and copies
+                and holds_copy(n.content, copies)
+            ):
                 self.judge.cache[n.id] = Verdict(True, COPY_CONFIDENCE, "copy", score=1.0)
         units = [
             UnitText(n.id, n.kind, n.text(), recorded_at(self.graph, n.id))

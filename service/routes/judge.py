@@ -26,8 +26,9 @@ async def post_judge_check(
     construction, and score it: accuracy on the units it answered, the share it answered, the
     share of calls that failed or gave malformed answers, latency per call and tokens. With
     ``record``, the outcome is stored for the project and the model: the project's llm
-    results then take the measured accuracy as an LLM verdict's confidence, and warn when it
-    is below MEMTRACE_LLM_MIN_ACCURACY. Takes as long as some 15-30 judge calls."""
+    results then take the measured accuracy as an LLM verdict's confidence, and a model below
+    MEMTRACE_LLM_MIN_ACCURACY is stood down (the heuristic judges; results say so). Takes as
+    long as some 15-30 judge calls."""
     record = request.record if request else False
     return await judge_check.check_judge(session, project, settings, record)
 

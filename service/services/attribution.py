@@ -164,6 +164,10 @@ def llm_judge(
     )
 
 
+def _which(check: JudgeCheckResult) -> str:
+    return "judge check" if check.recorded else "the judge check the service ran at start-up"
+
+
 def check_bearing(
     check: JudgeCheckResult | None, settings: Settings
 ) -> tuple[float | None, str | None]:
@@ -175,12 +179,12 @@ def check_bearing(
     threshold = settings.llm_min_accuracy
     if check.accuracy is None:
         return None, (
-            f"model {check.model!r} gave no usable verdict on judge check "
+            f"model {check.model!r} gave no usable verdict on {_which(check)} "
             f"({check.failed_calls} of {check.calls} calls failed): its verdicts are unmeasured"
         )
     if check.accuracy < threshold:
         return check.accuracy, (
-            f"model {check.model!r} scored {check.accuracy:.2f} on judge check, below the "
+            f"model {check.model!r} scored {check.accuracy:.2f} on {_which(check)}, below the "
             f"threshold {threshold:.2f} (MEMTRACE_LLM_MIN_ACCURACY)"
         )
     return check.accuracy, None
@@ -216,14 +220,27 @@ def build_judge(
     )
 
 
+_self_checks: dict[tuple[str, str], JudgeCheckResult] = {}
+"""(base URL, model) -> the judge check this process ran at start-up (``llm_self_check``)."""
+
+
+def remember_self_check(settings: Settings, result: JudgeCheckResult) -> None:
+    if settings.llm_base_url:
+        _self_checks[(settings.llm_base_url, settings.llm_model)] = result
+
+
 async def recorded_check(
     session: AsyncSession, project: str, request: AttributeRequest, settings: Settings
 ) -> JudgeCheckResult | None:
-    """The project's recorded judge check of the configured model, when the request's judge
-    asks an LLM (read once per request or job, handed to ``build_judge``)."""
+    """The judge check that applies to the configured model, when the request's judge asks an
+    LLM (read once per request or job, handed to ``build_judge``): the project's recorded one,
+    else the service's own from start-up once it has finished (``llm_self_check``)."""
     if request.judge == "heuristic" or not settings.llm_base_url:
         return None
-    return await judge_checks.get(session, project, settings.llm_model)
+    recorded = await judge_checks.get(session, project, settings.llm_model)
+    if recorded is not None:
+        return recorded
+    return _self_checks.get((settings.llm_base_url, settings.llm_model))
 
 
 def check_case(project: str, case_id: str, case: CaseView | None) -> CaseView:

@@ -11,6 +11,7 @@ count the wait for a slot.
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import statistics
 import time
@@ -26,8 +27,10 @@ from service.attribution.judges.llm import LLMJudge
 from service.errors import NotFound
 from service.models.judge_check import JudgeCheckResult, RoleScore
 from service.repository import judge_checks
-from service.services.attribution import llm_judge, require_llm
+from service.services.attribution import llm_judge, remember_self_check, require_llm
 from service.settings import Settings
+
+log = logging.getLogger(__name__)
 
 BATCH_UNITS = 4
 """Units per judge call: what a walk's step asks about at once (a context and its siblings,
@@ -147,6 +150,28 @@ async def run_check(settings: Settings) -> JudgeCheckResult:
     verdicts = [o for o in outcomes if not isinstance(o, BaseException)]
     elapsed = time.perf_counter() - started
     return score(settings.llm_model, probes, verdicts, judges, elapsed, settings.llm_min_accuracy)
+
+
+async def self_check(settings: Settings) -> None:
+    """At start-up (``llm_self_check``): the configured model on the probe set, once, kept in
+    the process for projects without a recorded check. A model that fails it is stood down
+    (``build_judge``) instead of being trusted at an assumed accuracy. Never raises: an
+    endpoint that is down or refuses leaves the model unmeasured (``/readyz`` names a refusal)."""
+    if not settings.llm_base_url or not settings.llm_self_check:
+        return
+    try:
+        result = await run_check(settings)
+    except Exception as e:  # a background task: say what happened and leave it unmeasured
+        log.warning("judge check at start-up did not run: %s", type(e).__name__)
+        return
+    remember_self_check(settings, result)
+    log.info(
+        "judge check at start-up: model %r accuracy %s over %d answered units (%d calls)",
+        settings.llm_model,
+        "none" if result.accuracy is None else f"{result.accuracy:.2f}",
+        result.answered,
+        result.calls,
+    )
 
 
 async def check_judge(
