@@ -138,14 +138,12 @@ def test_the_prompt_says_the_day_each_dated_unit_and_evidence_was_said(llm: Scri
     assert unit_ids_in_prompt(prompt) == ["msg-9", "mem-1"]
 
 
-def test_verdicts_take_the_given_confidence_and_results_the_standing_warning(
-    llm: ScriptedLLM,
-) -> None:
-    judge = make_judge(llm, verdict_confidence=0.55, warning="model scored 0.55")
+def test_verdicts_take_the_given_confidence(llm: ScriptedLLM) -> None:
+    judge = make_judge(llm, verdict_confidence=0.55)
     verdicts = run(judge)
     assert {v.confidence for v in verdicts.values()} == {0.55}
     info = judge.info()
-    assert info.llm_verdicts == 4 and info.warning == "model scored 0.55"
+    assert info.llm_verdicts == 4 and info.warning is None
 
 
 def test_prompt_lines_resist_hostile_ids_and_contents(llm: ScriptedLLM) -> None:

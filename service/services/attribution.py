@@ -139,7 +139,6 @@ def llm_judge(
     ask_all: bool,
     max_calls: int,
     verdict_confidence: float | None = None,
-    warning: str | None = None,
     client: AsyncOpenAI | None = None,
 ) -> LLMJudge:
     """An LLM judge on the configured endpoint, with the settings' budgets and sizes."""
@@ -159,7 +158,6 @@ def llm_judge(
         concurrency=settings.llm_concurrency,
         context_tokens=settings.llm_context_tokens,
         verdict_confidence=LLM_CONFIDENCE if verdict_confidence is None else verdict_confidence,
-        warning=warning,
         client=client,
     )
 
@@ -216,7 +214,6 @@ def build_judge(
             else settings.attribution_max_llm_calls
         ),
         verdict_confidence=confidence,
-        warning=warning,
     )
 
 

@@ -105,8 +105,8 @@ class LLMJudge:
     pre-judge's verdicts then only stand in where the LLM gave none. ``client`` lets the caller
     share one connection pool across cases; it is then used with ``max_retries=0`` and
     ``timeout_s`` too. ``verdict_confidence`` is what each LLM verdict is taken to be worth
-    (the model's accuracy on a recorded judge check, else :data:`LLM_CONFIDENCE`), and
-    ``warning`` a note every result of the judge carries (a check below the threshold).
+    (the model's accuracy on its judge check, else :data:`LLM_CONFIDENCE`). A model below the
+    check's threshold never gets here: ``build_judge`` stands it down.
     """
 
     def __init__(
@@ -127,7 +127,6 @@ class LLMJudge:
         max_unit_chars: int = 1500,
         temperature: float | None = 0.0,
         verdict_confidence: float = LLM_CONFIDENCE,
-        warning: str | None = None,
         client: AsyncOpenAI | None = None,
     ) -> None:
         self.kind = "llm-all" if ask_all else "llm"
@@ -141,7 +140,6 @@ class LLMJudge:
         self.context_tokens = context_tokens
         self.max_unit_chars = max_unit_chars
         self.verdict_confidence = verdict_confidence
-        self.standing_warning = warning
         self.failures: Counter[str] = Counter()
         self.llm_verdicts = 0
         self._tokens_spent = 0
@@ -165,8 +163,7 @@ class LLMJudge:
         return self._endpoint.call_seconds
 
     def info(self) -> JudgeInfo:
-        """The judge as a result reports it: what the LLM was asked and what it gave, and the
-        standing ``warning`` (a judge check the model scored low on) first."""
+        """The judge as a result reports it: what the LLM was asked and what it gave."""
         failed = sum(self.failures.values())
         warning = None
         if self.llm_verdicts == 0:
@@ -182,14 +179,13 @@ class LLMJudge:
                     f"the LLM gave no usable verdict in {self.cost.llm_calls} calls{why}: "
                     "this result rests on the heuristic judge"
                 )
-        warnings = [w for w in (self.standing_warning, warning) if w]
         return JudgeInfo(
             kind="llm-all" if self.kind == "llm-all" else "llm",
             model=self.model,
             llm_calls=self.cost.llm_calls,
             llm_verdicts=self.llm_verdicts,
             llm_failures=failed,
-            warning="; ".join(warnings) or None,
+            warning=warning,
         )
 
     async def judge(self, question: Question, units: list[UnitText]) -> dict[str, Verdict]:
