@@ -19,7 +19,9 @@ Operation of a span:
 Kind, first rule that applies:
 
 1. the attribute ``memtrace.operation.kind`` (one of MemTrace's operation kinds);
-2. ``gen_ai.operation.name`` (GenAI semantic conventions): ``search_memory`` -> retrieval;
+2. the GenAI operation the span amounts to (``gen_ai.operation.name``, or OpenInference's and
+   OpenLLMetry's own attributes read by ``ingest.otlp_conventions``): ``search_memory`` and
+   ``retrieval`` (OpenInference ``RETRIEVER``) -> retrieval;
    ``update_memory`` (also ``create_memory``, ``upsert_memory``) -> update; ``delete_memory``
    -> deletion; ``create_memory_store``, ``delete_memory_store`` -> other; ``embeddings`` ->
    embedding; an LLM call (``chat``, ``text_completion``, ``generate_content``) -> by its place:
@@ -32,7 +34,12 @@ Kind, first rule that applies:
 Units (ids and formats: ``ingest.otlp_units``):
 
 - any span: its input messages and system instructions are consumed as ``message`` / ``prompt``
-  units, its output messages produced as ``answer`` units;
+  units, its output messages produced as ``answer`` units, in whichever convention they are
+  written (``ingest.otlp_conventions``); an embedding call's inputs make no units (they are texts
+  to embed, not turns of a conversation);
+- a ``retrieval`` span (OpenInference ``RETRIEVER``: ``input.value``, ``retrieval.documents``;
+  GenAI: ``gen_ai.retrieval.query.text``, ``gen_ai.retrieval.documents``) is read as a
+  ``search_memory`` with those documents as its records;
 - ``search_memory`` consumes a ``query`` unit (``gen_ai.memory.query.text``) and the ``memory``
   version of each record of ``gen_ai.memory.records`` that has an id and content; it produces one
   ``context`` unit per record, in order (rank and score in its attributes). A search reads
@@ -78,12 +85,14 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from graph_schema import OperationKind, Verdict
 from ingest import otlp_units as u
 from ingest.ids import MAX_ID
+from ingest.otlp_conventions import Reading, read_span
 from ingest.otlp_decode import Loc, where
 from ingest.otlp_lineage import SpanOp, link
 from ingest.otlp_spans import SpanView, spans_of
 
 KINDS_BY_OPERATION = {
     "search_memory": "retrieval",
+    "retrieval": "retrieval",
     "update_memory": "update",
     "create_memory": "update",
     "upsert_memory": "update",
@@ -92,7 +101,6 @@ KINDS_BY_OPERATION = {
     "delete_memory_store": "other",
     "embeddings": "embedding",
 }
-LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
 CASE_PREFIX = "memtrace.case."
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -160,9 +168,10 @@ class _Mapper:
     def _local(self, span: SpanView) -> SpanOp:
         """The operation with the units its own attributes define."""
         attrs = span.attributes
-        name = _text(attrs.get("gen_ai.operation.name")) or ""
+        reading = read_span(span)  # whichever convention wrote it (ingest.otlp_conventions)
+        name = reading.operation or ""
         override = _choice(span, "memtrace.operation.kind", get_args(OperationKind))
-        is_llm = name in LLM_OPERATIONS
+        is_llm = reading.is_llm
         op = SpanOp(
             span=span,
             id=f"otel:{span.trace_id}:{span.span_id}",
@@ -173,13 +182,13 @@ class _Mapper:
         if op.kind is None and not is_llm:
             op.kind = "response" if op.has_case else "other"
         prompt = u.prompt_name(span.name, attrs)
-        op.inputs += [self._add(u.message_unit(m, prompt), span) for m in u.input_messages(attrs)]
-        for i, m in enumerate(u.output_messages(attrs)):
+        op.inputs += [self._add(u.message_unit(m, prompt), span) for m in reading.inputs]
+        for i, m in enumerate(reading.outputs):
             answer = u.unit(f"{op.id}/answer/{i}", "answer", m.text, {"role": m.role})
             op.answers.append(self._add(answer, span))
         op.outputs += op.answers
-        if name == "search_memory":
-            self._search(op)
+        if reading.is_search:
+            self._search(op, reading)
         elif KINDS_BY_OPERATION.get(name) == "update":
             self._update(op)
         elif name == "delete_memory":
@@ -195,13 +204,13 @@ class _Mapper:
             self._warn(op.span, "gen_ai.memory.records", "not a list of records; kept as sent")
         return found or []
 
-    def _search(self, op: SpanOp) -> None:
+    def _search(self, op: SpanOp, reading: Reading) -> None:
         attrs, span = op.span.attributes, op.span
-        store = _text(attrs.get("gen_ai.memory.store.id"))
-        query = attrs.get("gen_ai.memory.query.text")
-        if query is not None:
-            op.inputs.append(self._add(u.unit(f"{op.id}/query", "query", u.text_of(query)), span))
-        for rank, record in enumerate(self._records(op)):
+        store = _text(attrs.get("gen_ai.memory.store.id") or attrs.get("gen_ai.data_source.id"))
+        if reading.query is not None:
+            op.inputs.append(self._add(u.unit(f"{op.id}/query", "query", reading.query), span))
+        documents = reading.documents if reading.documents is not None else self._records(op)
+        for rank, record in enumerate(documents):
             if record.record_id is not None and record.content is not None:
                 version = u.memory_version(store, record.record_id, record.content)
                 op.inputs.append(self._add(version, span))
