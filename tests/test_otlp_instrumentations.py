@@ -116,7 +116,9 @@ def traced(
         provider.shutdown()
 
 
+@pytest.mark.parametrize("export", ["once", "per_trace"])
 def test_each_failure_type_is_blamed_on_its_operation(
+    export: str,
     traced: tuple[TracerProvider, Instrumentation],
     client: httpx.Client,
     project: str,
@@ -128,6 +130,8 @@ def test_each_failure_type_is_blamed_on_its_operation(
             openai.OpenAI(base_url=llm.base_url, api_key="scripted", max_retries=0),
             provider.get_tracer("memory-agent"),
             search_style=chosen.search,
+            # A long-running agent's exporter sends each turn's trace on its own.
+            after_turn=provider.force_flush if export == "per_trace" else None,
         )
         agent.remember("dog", "pet", "My dog is called Rex and he loves the beach.")
         agent.remember("city", "home", "I live in Lisbon.")

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -50,13 +52,22 @@ class MemoryAgent:
     search_style: Search = "genai"
     top_k: int = 1
     memories: dict[str, tuple[str, list[float]]] = field(default_factory=dict)
+    after_turn: Callable[[], object] | None = None
+    """Called as each turn's trace ends: ``provider.force_flush`` exports one trace at a time."""
     traces: dict[str, int] = field(default_factory=dict)
     """The trace id of each turn, by the label the test gave it."""
 
+    @contextmanager
+    def _turn(self, name: str, label: str) -> Iterator[None]:
+        with self.tracer.start_as_current_span(name) as turn:
+            self.traces[label] = turn.get_span_context().trace_id
+            yield
+        if self.after_turn is not None:
+            self.after_turn()
+
     def remember(self, label: str, record_id: str, message: str) -> None:
         """One turn: the LLM extracts a fact, the agent stores it (an ``update_memory`` span)."""
-        with self.tracer.start_as_current_span("agent.remember") as turn:
-            self.traces[label] = turn.get_span_context().trace_id
+        with self._turn("agent.remember", label):
             fact = self._chat(EXTRACT, message)
             vector = self._embed(fact)
             with self.tracer.start_as_current_span("update_memory") as span:
@@ -70,8 +81,7 @@ class MemoryAgent:
 
     def forget(self, label: str, record_id: str) -> None:
         """One turn of store upkeep: a record removed (a ``delete_memory`` span naming it)."""
-        with self.tracer.start_as_current_span("agent.forget") as turn:
-            self.traces[label] = turn.get_span_context().trace_id
+        with self._turn("agent.forget", label):
             fact, _ = self.memories.pop(record_id)
             with self.tracer.start_as_current_span("delete_memory") as span:
                 span.set_attribute("gen_ai.operation.name", "delete_memory")
@@ -83,8 +93,7 @@ class MemoryAgent:
 
     def ask(self, label: str, question: str, expected: str) -> str:
         """One turn: search the memories, answer from them; the answer is a failed case."""
-        with self.tracer.start_as_current_span("agent.answer") as turn:
-            self.traces[label] = turn.get_span_context().trace_id
+        with self._turn("agent.answer", label):
             found = self._search(question)
             case = {
                 "memtrace.case.id": label,
