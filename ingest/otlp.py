@@ -69,15 +69,16 @@ unknown) and ``evidence_units`` (unit ids); its answer is the span's first produ
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, get_args
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from graph_schema import OperationKind, Verdict
+from graph_schema import OperationKind
 from ingest import otlp_units as u
-from ingest.ids import MAX_ID
+from ingest.otlp_cases import CASE_PREFIX, PendingCase, answerer, case_of, id_list
 from ingest.otlp_decode import Loc, where
 from ingest.otlp_lineage import SpanOp, link
 from ingest.otlp_spans import SpanView, spans_of
@@ -93,7 +94,6 @@ KINDS_BY_OPERATION = {
     "embeddings": "embedding",
 }
 LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
-CASE_PREFIX = "memtrace.case."
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -108,11 +108,17 @@ class OtlpMappingError(ValueError):
 
 @dataclass
 class Converted:
-    """The batch, where each of its items came from (``locs[kind][i]``), and warnings."""
+    """The batch, where each of its items came from (``locs[kind][i]``), and warnings.
+
+    What the store must settle before the batch is written: ``lookups`` (``{op, memory_id,
+    before}``: the operation also consumes the latest stored version of the record before its
+    time) and ``pending`` (cases whose answer is a stored span of their trace)."""
 
     batch: dict[str, Any]
     locs: dict[str, list[Loc]]
     warnings: list[str]
+    lookups: list[dict[str, str]]
+    pending: list[PendingCase]
 
 
 def convert_export(request: ExportTraceServiceRequest, project: str) -> Converted:
@@ -131,9 +137,9 @@ class _Mapper:
         ops = [self._local(span) for span in sorted(spans, key=lambda s: s.order)]
         link(ops)
         for op in ops:
-            op.inputs += _id_list(op.span, "memtrace.inputs")
-            op.outputs += _id_list(op.span, "memtrace.outputs")
-        cases = [(c, op.span.loc) for op in ops if (c := self._case(op)) is not None]
+            op.inputs += id_list(op, "memtrace.inputs", self._warner(op.span))
+            op.outputs += id_list(op, "memtrace.outputs", self._warner(op.span))
+        cases, pending = self._cases(ops)
         return Converted(
             batch={
                 "project": self.project,
@@ -147,7 +153,41 @@ class _Mapper:
                 "cases": [loc for _, loc in cases],
             },
             warnings=self.warnings,
+            lookups=[
+                {"op": op.id, "memory_id": entry, "before": _operation_time(op.span)}
+                for op in ops
+                for entry in op.lookups
+            ],
+            pending=pending,
         )
+
+    def _cases(
+        self, ops: list[SpanOp]
+    ) -> tuple[list[tuple[dict[str, Any], Loc]], list[PendingCase]]:
+        """The cases marked on spans, each with its answer (``ingest.otlp_cases``), and those
+        whose answering span the store must hold."""
+        cases: list[tuple[dict[str, Any], Loc]] = []
+        pending: list[PendingCase] = []
+        for op in ops:
+            if not op.has_case:
+                continue
+            trace = [o for o in ops if o.span.trace_id == op.span.trace_id]
+            case = case_of(op, trace, self._warner(op.span))
+            if not op.outputs and "memtrace.operation.kind" not in op.span.attributes:
+                op.kind = "other"  # a wrapper: its descendant answers, not it
+            if case["answer_unit"] is None:
+                pending.append(
+                    PendingCase(
+                        len(cases),
+                        case["id"],
+                        op.span.trace_id,
+                        op.span.span_id,
+                        op.span.loc,
+                        tuple(map(answerer, trace)),
+                    )
+                )
+            cases.append((case, op.span.loc))
+        return cases, pending
 
     def _add(self, unit: dict[str, Any], span: SpanView) -> str:
         self.units.setdefault(unit["id"], unit)
@@ -157,11 +197,14 @@ class _Mapper:
     def _warn(self, span: SpanView, key: str, what: str) -> None:
         self.warnings.append(f"{where([*span.loc, 'attributes', key])}: {what}")
 
+    def _warner(self, span: SpanView) -> Callable[[str, str], None]:
+        return lambda key, what: self._warn(span, key, what)
+
     def _local(self, span: SpanView) -> SpanOp:
         """The operation with the units its own attributes define."""
         attrs = span.attributes
         name = _text(attrs.get("gen_ai.operation.name")) or ""
-        override = _choice(span, "memtrace.operation.kind", get_args(OperationKind))
+        override = self._choice(span, "memtrace.operation.kind", get_args(OperationKind))
         is_llm = name in LLM_OPERATIONS
         op = SpanOp(
             span=span,
@@ -261,22 +304,16 @@ class _Mapper:
             op.outputs.append(self._add(stone, op.span))
             op.writes.append((stone["attributes"]["memory_id"], stone["id"]))
 
-    def _case(self, op: SpanOp) -> dict[str, Any] | None:
-        if not op.has_case:
+    def _choice(self, span: SpanView, key: str, allowed: tuple[str, ...]) -> str | None:
+        """The attribute's value if it is one of ``allowed``; else None, with a warning (a bad
+        value drops that attribute's effect, not the export)."""
+        value = span.attributes.get(key)
+        if value is None:
             return None
-        attrs = op.span.attributes
-        verdict = _choice(op.span, CASE_PREFIX + "verdict", get_args(Verdict)) or "unknown"
-        if not op.outputs:
-            self._warn(op.span, CASE_PREFIX + "question", "a case on a span with no output")
-        return {
-            "id": _text(attrs.get(CASE_PREFIX + "id")) or f"{op.id}/case",
-            "question": u.text_of(attrs.get(CASE_PREFIX + "question", "")),
-            "expected_answer": u.text_of(attrs.get(CASE_PREFIX + "expected_answer", "")),
-            "answer_unit": op.outputs[0] if op.outputs else None,
-            "verdict": verdict,
-            "evidence_units": _id_list(op.span, CASE_PREFIX + "evidence_units"),
-            "attributes": {"trace_id": op.span.trace_id, "span_id": op.span.span_id},
-        }
+        if value not in allowed:
+            self._warn(span, key, f"not one of {', '.join(allowed)}; ignored")
+            return None
+        return str(value)
 
 
 def _operation(op: SpanOp) -> dict[str, Any]:
@@ -301,7 +338,7 @@ def _operation(op: SpanOp) -> dict[str, Any]:
         "kind": op.kind,
         "system": _text(span.resource.get("service.name"), 128),
         "session_id": session[:256] if session else None,
-        "ts": _time(span.start_ns or span.end_ns).isoformat(),
+        "ts": _operation_time(span),
         "inputs": [x for x in _unique(op.inputs) if x not in outputs],
         "outputs": outputs,
         "attributes": {**attrs, "otel": _otel(span)},
@@ -329,6 +366,10 @@ def _otel(span: SpanView) -> dict[str, Any]:
     return info
 
 
+def _operation_time(span: SpanView) -> str:
+    return _time(span.start_ns or span.end_ns).isoformat()
+
+
 def _time(unix_nano: int) -> datetime:
     return _EPOCH + timedelta(microseconds=unix_nano // 1000)
 
@@ -342,24 +383,3 @@ def _text(value: Any, limit: int | None = None) -> str | None:
         return None
     text = u.text_of(value)
     return text[:limit] if limit else text
-
-
-def _choice(span: SpanView, key: str, allowed: tuple[str, ...]) -> str | None:
-    value = span.attributes.get(key)
-    if value is None:
-        return None
-    if value not in allowed:
-        loc = [*span.loc, "attributes", key]
-        raise OtlpMappingError(f"{where(loc)} must be one of {', '.join(allowed)}", loc)
-    return str(value)
-
-
-def _id_list(span: SpanView, key: str) -> list[str]:
-    value = span.attributes.get(key)
-    if value is None:
-        return []
-    ids = u.json_list(value)
-    if ids is None or not all(isinstance(i, str) and 0 < len(i) <= MAX_ID for i in ids):
-        loc = [*span.loc, "attributes", key]
-        raise OtlpMappingError(f"{where(loc)} must be a list of unit ids", loc)
-    return [str(i) for i in ids]

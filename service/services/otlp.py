@@ -2,8 +2,10 @@
 
 The mapping is ``ingest.otlp``'s; writing is ``ingest_batch``'s, so an OTLP export is atomic,
 idempotent when re-sent, and refused with 409 when it redefines an id, exactly like
-``POST /traces``. Inflating, decoding and mapping are CPU work: they run in a worker thread, off
-the event loop.
+``POST /traces``. An export whose lineage reaches into earlier exports (a record written before,
+a case whose answering span came earlier) is written by ``repository.otlp_lineage``, which
+reads what it needs in the same transaction. Inflating, decoding and mapping are CPU work: they
+run in a worker thread, off the event loop.
 
 Limits: the compressed body is capped by the app's body limit; a gzip body is inflated only up to
 ``max_batch_bytes`` (one byte more is a 413), so a small zip bomb costs at most that much memory,
@@ -24,7 +26,8 @@ from ingest.otlp_decode import Loc, OtlpFormatError, decode_json, decode_protobu
 from service.errors import InvalidInput, MalformedRequest, PayloadTooLarge, UnsupportedMediaType
 from service.models.otlp import Encoding, OtlpResult
 from service.models.traces import TraceBatch
-from service.services.ingestion import ingest_batch
+from service.repository.otlp_lineage import write_linked
+from service.services.ingestion import check_size, ingest_batch
 from service.settings import Settings
 
 MEDIA_TYPES: dict[str, Encoding] = {
@@ -178,7 +181,11 @@ async def ingest_otlp(
     batch, converted = await asyncio.to_thread(
         _convert, body, encoding, content_encoding, project, settings.max_batch_bytes
     )
-    ingested = await ingest_batch(session, batch, settings)
+    if converted.lookups or converted.pending:  # lineage into earlier exports
+        check_size(batch, settings)
+        ingested = await write_linked(session, batch, converted.lookups, converted.pending)
+    else:
+        ingested = await ingest_batch(session, batch, settings)
     return OtlpResult(
         encoding=encoding,
         spans=len(batch.operations),

@@ -1,0 +1,211 @@
+"""Lineage across traces and exports: one agent run of GenAI memory spans (one trace per turn,
+written with the real OpenTelemetry SDK and sent by its OTLP exporter), exported once and once
+per trace, must give the same graph and the same attributions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from neo4j import Driver
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.trace import Tracer
+
+from tests.support.graph import graph_counts
+from tests.support.otlp_export import messages, records
+from tests.support.servers import ServiceHandle
+
+STORE = "alice-memories"
+NAMES = {
+    "query": "gen_ai.memory.query.text",
+    "records": "gen_ai.memory.records",
+    "record_id": "gen_ai.memory.record.id",
+    "content": "memtrace.memory.content",
+}
+
+# (case id, question, expected answer, the error type and the operation it should be blamed on)
+EXPECTED = {
+    "sister": ("UpdateError", "update_memory sister"),
+    "dog": ("DeletionError", "delete_memory dog"),
+    "work": ("ExtractionError", "extract facts 1"),
+    "hobby": ("RetrievalError", "search_memory hobby"),
+    "hiking": ("ResponseError", "answer hiking"),
+}
+
+
+def _provider(service: ServiceHandle, project: str) -> TracerProvider:
+    exporter = OTLPSpanExporter(
+        endpoint=f"{service.url}/otlp/v1/traces",
+        headers={"X-MemTrace-Project": project},
+        timeout=120,
+    )
+    provider = TracerProvider(resource=Resource.create({"service.name": "alice-agent"}))
+    provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=60_000))
+    return provider
+
+
+def _llm(tracer: Tracer, name: str, said: str, answer: str, **extra: Any) -> None:
+    with tracer.start_as_current_span(f"chat {name}") as span:
+        span.set_attribute("gen_ai.operation.name", "chat")
+        span.set_attribute("memtrace.operation.name", name)
+        span.set_attribute("gen_ai.input.messages", messages(("user", said)))
+        span.set_attribute("gen_ai.output.messages", messages(("assistant", answer)))
+        for key, value in extra.items():
+            span.set_attribute(key, value)
+
+
+def _memory(tracer: Tracer, operation: str, name: str, **attributes: Any) -> None:
+    """A GenAI memory span; ``attributes`` by the last part of their name (``records``)."""
+    with tracer.start_as_current_span(name) as span:
+        span.set_attribute("gen_ai.operation.name", operation)
+        span.set_attribute("gen_ai.memory.store.id", STORE)
+        for key, value in attributes.items():
+            span.set_attribute(NAMES[key], value)
+
+
+def _case(case_id: str, question: str, expected: str) -> dict[str, str]:
+    return {
+        "memtrace.case.id": case_id,
+        "memtrace.case.question": question,
+        "memtrace.case.expected_answer": expected,
+        "memtrace.case.verdict": "failed",
+    }
+
+
+def _ask(
+    tracer: Tracer, case_id: str, question: str, expected: str, found: str, answer: str
+) -> None:
+    """A question turn: the search (named after the case) and the answering call."""
+    with tracer.start_as_current_span(f"agent.ask {case_id}"):
+        _memory(
+            tracer,
+            "search_memory",
+            f"search_memory {case_id}",
+            query=question,
+            records=found,
+        )
+        _llm(
+            tracer,
+            f"answer {case_id}",
+            f"Question: {question}",
+            answer,
+            **_case(case_id, question, expected),
+        )
+
+
+def agent_run(tracer: Tracer, end_of_turn: Callable[[], None]) -> None:
+    """Alice's memory agent, one trace per turn; ``end_of_turn`` runs after each."""
+    said = "Alice: my sister moved to Denver, my dog is Rex, I love hiking, I work at a bakery"
+    with tracer.start_as_current_span("agent.turn 1"):
+        _llm(
+            tracer,
+            "extract facts 1",
+            said,
+            '{"facts": ["Sister lives in Denver", "Dog is called Rex", "Loves hiking"]}',
+        )
+        _memory(
+            tracer,
+            "update_memory",
+            "update_memory turn 1",
+            records=records(
+                ("sister", "Alice's sister lives in Denver"),
+                ("dog", "Alice's dog is called Rex"),
+                ("hobby", "Alice loves hiking"),
+            ),
+        )
+    end_of_turn()
+    # A tool-calling agent: the model rewrites a record by id, without searching first.
+    with tracer.start_as_current_span("agent.turn 2"):
+        _llm(tracer, "decide 2", "Alice: my sister got married.", "update sister")
+        _memory(
+            tracer,
+            "update_memory",
+            "update_memory sister",
+            record_id="sister",
+            content="Alice's sister is married",
+        )
+    end_of_turn()
+    with tracer.start_as_current_span("agent.turn 3"):
+        _llm(tracer, "decide 3", "Alice: my dog is ill today.", "delete dog")
+        _memory(tracer, "delete_memory", "delete_memory dog", record_id="dog")
+    end_of_turn()
+    _ask(
+        tracer,
+        "sister",
+        "Where does Alice's sister live?",
+        "Denver",
+        records(("sister", "Alice's sister is married")),
+        "I do not know where she lives.",
+    )
+    end_of_turn()
+    _ask(tracer, "dog", "What is Alice's dog called?", "Rex", records(), "I do not know.")
+    end_of_turn()
+    _ask(tracer, "work", "Where does Alice work?", "a bakery", records(), "I do not know.")
+    end_of_turn()
+    _ask(
+        tracer,
+        "hobby",
+        "What does Alice love doing?",
+        "hiking",
+        records(("sister", "Alice's sister is married")),
+        "I do not know.",
+    )
+    end_of_turn()
+    _ask(
+        tracer,
+        "hiking",
+        "Which outdoor activity does Alice love?",
+        "hiking",
+        records(("hobby", "Alice loves hiking")),
+        "Swimming.",
+    )
+    end_of_turn()
+
+
+@pytest.fixture
+def projects(project: str) -> Iterator[tuple[str, str]]:
+    yield project + "-once", project + "-per-trace"
+
+
+def _attributions(client: httpx.Client, project: str) -> dict[str, tuple[str, str, str]]:
+    found = {}
+    for case_id in EXPECTED:
+        result = client.post(f"/attribute/{case_id}", params={"project": project}).json()
+        operation = (result.get("operation") or {}).get("name", "")
+        found[case_id] = (result["status"], result.get("error_type") or "", operation)
+    return found
+
+
+def _graph(driver: Driver, project: str) -> set[tuple[str, str, str]]:
+    """Every edge as (operation name, edge type, unit id): what an attribution walks."""
+    rows, _, _ = driver.execute_query(
+        "MATCH (o:Operation {project: $p})-[r]->(u:Unit) RETURN o.name AS op, type(r) AS t, "
+        "u.id AS unit",
+        p=project,
+        database_="neo4j",
+    )
+    return {(r["op"], r["t"], r["unit"].split(":")[0]) for r in rows}
+
+
+def test_an_agent_run_exported_once_or_per_trace_gives_the_same_attributions(
+    service: ServiceHandle, client: httpx.Client, neo4j_driver: Driver, projects: tuple[str, str]
+) -> None:
+    once, per_trace = projects
+    single = _provider(service, once)
+    agent_run(single.get_tracer("alice"), lambda: None)
+    assert single.force_flush(60_000)
+    single.shutdown()
+    several = _provider(service, per_trace)
+    agent_run(several.get_tracer("alice"), lambda: several.force_flush(60_000))
+    several.shutdown()
+
+    assert graph_counts(neo4j_driver, once) == graph_counts(neo4j_driver, per_trace)
+    assert _graph(neo4j_driver, once) == _graph(neo4j_driver, per_trace)
+    expected = {case: ("attributed", *blamed) for case, blamed in EXPECTED.items()}
+    assert _attributions(client, once) == expected
+    assert _attributions(client, per_trace) == expected
