@@ -11,13 +11,14 @@ import httpx
 import pytest
 from neo4j import Driver
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import Tracer
 
 from tests.support.graph import graph_counts
-from tests.support.otlp_export import messages, records
+from tests.support.otlp_export import as_otlp_json, export, messages, records, span
 from tests.support.servers import ServiceHandle
 
 STORE = "alice-memories"
@@ -49,14 +50,12 @@ def _provider(service: ServiceHandle, project: str) -> TracerProvider:
     return provider
 
 
-def _llm(tracer: Tracer, name: str, said: str, answer: str, **extra: Any) -> None:
+def _llm(tracer: Tracer, name: str, said: str, answer: str) -> None:
     with tracer.start_as_current_span(f"chat {name}") as span:
         span.set_attribute("gen_ai.operation.name", "chat")
         span.set_attribute("memtrace.operation.name", name)
         span.set_attribute("gen_ai.input.messages", messages(("user", said)))
         span.set_attribute("gen_ai.output.messages", messages(("assistant", answer)))
-        for key, value in extra.items():
-            span.set_attribute(key, value)
 
 
 def _memory(tracer: Tracer, operation: str, name: str, **attributes: Any) -> None:
@@ -80,8 +79,11 @@ def _case(case_id: str, question: str, expected: str) -> dict[str, str]:
 def _ask(
     tracer: Tracer, case_id: str, question: str, expected: str, found: str, answer: str
 ) -> None:
-    """A question turn: the search (named after the case) and the answering call."""
-    with tracer.start_as_current_span(f"agent.ask {case_id}"):
+    """A question turn: the search (named after the case) and the answering call. The case is
+    marked on the turn's own span, around them, where the agent knows the question."""
+    with tracer.start_as_current_span(f"agent.ask {case_id}") as turn:
+        for key, value in _case(case_id, question, expected).items():
+            turn.set_attribute(key, value)
         _memory(
             tracer,
             "search_memory",
@@ -94,7 +96,6 @@ def _ask(
             f"answer {case_id}",
             f"Question: {question}",
             answer,
-            **_case(case_id, question, expected),
         )
 
 
@@ -209,3 +210,121 @@ def test_an_agent_run_exported_once_or_per_trace_gives_the_same_attributions(
     expected = {case: ("attributed", *blamed) for case, blamed in EXPECTED.items()}
     assert _attributions(client, once) == expected
     assert _attributions(client, per_trace) == expected
+
+
+# The same kind of run by hand, as protobuf exports: what a re-send or a late export does.
+
+RECORD = {
+    "gen_ai.operation.name": "update_memory",
+    "gen_ai.memory.store.id": "m",
+    "gen_ai.memory.record.id": "home",
+}
+
+
+def _write(trace: int, at: float, content: str) -> ExportTraceServiceRequest:
+    attributes = {**RECORD, "memtrace.memory.content": content}
+    return export(span(trace, 1, "update_memory home", at, attributes=attributes))
+
+
+def _delete(trace: int, at: float) -> ExportTraceServiceRequest:
+    attributes = {**RECORD, "gen_ai.operation.name": "delete_memory"}
+    return export(span(trace, 1, "delete_memory home", at, attributes=attributes))
+
+
+def _send(client: httpx.Client, request: ExportTraceServiceRequest, project: str) -> httpx.Response:
+    return client.post(
+        "/otlp/v1/traces",
+        params={"project": project},
+        content=request.SerializeToString(),
+        headers={"content-type": "application/x-protobuf"},
+    )
+
+
+def _consumed(driver: Driver, project: str, trace: int) -> list[str]:
+    rows, _, _ = driver.execute_query(
+        "MATCH (:Operation {project: $p, id: $id})-[:CONSUMES]->(u:Unit) RETURN u.content AS c",
+        p=project,
+        id=f"otel:{trace:032x}:{1:016x}",
+        database_="neo4j",
+    )
+    return [r["c"] for r in rows]
+
+
+def test_a_write_consumes_the_stored_version_before_it_and_re_sends_change_nothing(
+    client: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    turns = [_write(1, 0, "Lives in Lisbon"), _write(2, 10, "Lives in Porto"), _delete(3, 20)]
+    for turn in turns:
+        assert _send(client, turn, project).status_code == 200
+    assert _consumed(neo4j_driver, project, 2) == ["Lives in Lisbon"]
+    assert _consumed(neo4j_driver, project, 3) == ["Lives in Porto"]
+    after = graph_counts(neo4j_driver, project)
+    for turn in reversed(turns):  # a retry, even after later turns: the same edges, no 409
+        response = _send(client, turn, project)
+        assert response.status_code == 200, response.text
+    assert graph_counts(neo4j_driver, project) == after
+    # After the deletion the record starts again: its next write consumes nothing.
+    assert _send(client, _write(4, 30, "Lives in Faro"), project).status_code == 200
+    assert _consumed(neo4j_driver, project, 4) == []
+
+
+def test_a_case_on_a_wrapper_finds_its_answer_in_an_earlier_export(
+    client: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    case = {
+        "memtrace.case.id": "late",
+        "memtrace.case.question": "Where does Alice live?",
+        "memtrace.case.expected_answer": "Porto",
+        "memtrace.case.verdict": "failed",
+    }
+    chat = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.input.messages": messages(("user", "Where does Alice live?")),
+        "gen_ai.output.messages": messages(("assistant", "In Lisbon.")),
+    }
+    # The SDK exports a span when it ends: the answering call before the turn around it.
+    answering = export(span(5, 2, "chat", 1.0, parent=1, attributes=chat))
+    assert _send(client, answering, project).status_code == 200
+    turn = export(span(5, 1, "agent.ask", 0.0, attributes=case))
+    response = _send(client, turn, project)
+    assert response.status_code == 200, response.text
+    stored = client.get("/cases/late", params={"project": project}).json()
+    answer = f"otel:{5:032x}:{2:016x}/answer/0"
+    assert stored["answer_unit"] == answer
+    assert _send(client, turn, project).status_code == 200  # a re-send finds the same answer
+
+    before = graph_counts(neo4j_driver, project)
+    lost = export(span(6, 1, "agent.ask", 0.0, attributes={**case, "memtrace.case.id": "lost"}))
+    refused = _send(client, lost, project)
+    assert refused.status_code == 422, refused.text
+    assert "memtrace.case.id" in refused.json()["details"][0]["loc"]
+    assert "lost" in refused.json()["message"]
+    assert graph_counts(neo4j_driver, project) == before
+
+
+def test_a_bad_memtrace_value_drops_that_attribute_with_a_warning(
+    client: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    request = export(
+        span(7, 1, "x", 0, attributes={"memtrace.operation.kind": "teleport"}),
+        span(
+            7,
+            2,
+            "y",
+            1,
+            attributes={
+                "memtrace.inputs": "not a list",
+                "memtrace.case.verdict": "?",
+                "gen_ai.output.messages": messages(("assistant", "ok")),
+            },
+        ),
+    )
+    response = client.post(
+        "/otlp/v1/traces", params={"project": project}, json=as_otlp_json(request)
+    )
+    assert response.status_code == 200, response.text
+    warnings = response.json()["memtrace"]["warnings"]
+    assert any("spans[0].attributes.memtrace.operation.kind: not one of" in w for w in warnings)
+    assert any("spans[1].attributes.memtrace.inputs: not a list" in w for w in warnings)
+    assert any("spans[1].attributes.memtrace.case.verdict: not one of" in w for w in warnings)
+    assert response.json()["memtrace"]["created"]["operations"] == 2
