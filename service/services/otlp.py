@@ -23,10 +23,17 @@ from pydantic import ValidationError
 
 from ingest.otlp import Converted, OtlpMappingError, convert_export
 from ingest.otlp_decode import Loc, OtlpFormatError, decode_json, decode_protobuf, where
-from service.errors import InvalidInput, MalformedRequest, PayloadTooLarge, UnsupportedMediaType
+from service.errors import (
+    InvalidInput,
+    MalformedRequest,
+    MemTraceError,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+)
 from service.models.otlp import Encoding, OtlpResult
 from service.models.traces import TraceBatch
 from service.repository.otlp_lineage import write_linked
+from service.services import otlp_warnings
 from service.services.ingestion import check_size, ingest_batch
 from service.settings import Settings
 
@@ -176,7 +183,25 @@ async def ingest_otlp(
     project: str,
     settings: Settings,
 ) -> OtlpResult:
-    """Write one OTLP trace export to ``project`` (atomic; a re-send changes nothing)."""
+    """Write one OTLP trace export to ``project`` (atomic; a re-send changes nothing). Its
+    warnings, or why it was refused, are kept in the project's log (``otlp_warnings``)."""
+    try:
+        result = await _ingest(session, body, content_type, content_encoding, project, settings)
+    except MemTraceError as e:
+        await otlp_warnings.note_refusal(session, project, e)
+        raise
+    await otlp_warnings.note(session, project, result.warnings)
+    return result
+
+
+async def _ingest(
+    session: AsyncSession,
+    body: bytes,
+    content_type: str | None,
+    content_encoding: str | None,
+    project: str,
+    settings: Settings,
+) -> OtlpResult:
     encoding = media_type(content_type)
     batch, converted = await asyncio.to_thread(
         _convert, body, encoding, content_encoding, project, settings.max_batch_bytes
