@@ -77,6 +77,7 @@ from typing import Any, get_args
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from graph_schema import OperationKind
+from ingest import otlp_identity as identity
 from ingest import otlp_units as u
 from ingest.otlp_cases import CASE_PREFIX, PendingCase, answerer, case_of, id_list
 from ingest.otlp_decode import Loc, where
@@ -215,8 +216,16 @@ class _Mapper:
         )
         if op.kind is None and not is_llm:
             op.kind = "response" if op.has_case else "other"
-        prompt = u.prompt_name(span.name, attrs)
-        op.inputs += [self._add(u.message_unit(m, prompt), span) for m in u.input_messages(attrs)]
+        conversation = _session(span)
+        op.inputs += [
+            self._add(
+                identity.message_unit(
+                    m, identity.prompt_name(span.name, attrs, m.text), conversation
+                ),
+                span,
+            )
+            for m in u.input_messages(attrs)
+        ]
         for i, m in enumerate(u.output_messages(attrs)):
             answer = u.unit(f"{op.id}/answer/{i}", "answer", m.text, {"role": m.role})
             op.answers.append(self._add(answer, span))
@@ -316,17 +325,21 @@ class _Mapper:
         return str(value)
 
 
-def _operation(op: SpanOp) -> dict[str, Any]:
-    span, attrs = op.span, op.span.attributes
-    session = next(
+def _session(span: SpanView) -> str | None:
+    return next(
         (
             str(s[k])
-            for s in (attrs, span.resource)
+            for s in (span.attributes, span.resource)
             for k in ("session.id", "gen_ai.conversation.id")
             if s.get(k) not in (None, "")
         ),
         None,
     )
+
+
+def _operation(op: SpanOp) -> dict[str, Any]:
+    span, attrs = op.span, op.span.attributes
+    session = _session(span)
     outputs = _unique(op.outputs)
     return {
         "id": op.id,

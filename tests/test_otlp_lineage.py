@@ -328,3 +328,42 @@ def test_a_bad_memtrace_value_drops_that_attribute_with_a_warning(
     assert any("spans[1].attributes.memtrace.inputs: not a list" in w for w in warnings)
     assert any("spans[1].attributes.memtrace.case.verdict: not one of" in w for w in warnings)
     assert response.json()["memtrace"]["created"]["operations"] == 2
+
+
+def test_system_prompts_are_prompts_of_their_own_unless_named_and_messages_per_conversation(
+    client: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    def chat(sid: int, system: str, said: str, **attributes: str) -> Any:
+        return span(
+            8,
+            sid,
+            "chat fake-chat",
+            sid,
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.system_instructions": system,
+                "gen_ai.input.messages": messages(("user", said)),
+                **attributes,
+            },
+        )
+
+    request = export(
+        chat(1, "Extract facts.", "yes", **{"gen_ai.conversation.id": "c1"}),
+        chat(2, "Answer the question.", "yes", **{"gen_ai.conversation.id": "c1"}),
+        chat(3, "Extract facts.", "yes", **{"gen_ai.conversation.id": "c2"}),
+        chat(4, "Answer briefly.", "no", **{"memtrace.prompt.name": "qa"}),
+        chat(5, "Answer in full.", "no", **{"memtrace.prompt.name": "qa"}),
+    )
+    assert _send(client, request, project).status_code == 200
+    prompts = client.get("/prompts", params={"project": project}).json()
+    versions = {p["name"]: len(p["versions"]) for p in prompts}
+    assert versions.pop("qa") == 2  # named: two versions of one prompt
+    assert sorted(versions.values()) == [1, 1]  # unnamed: two texts, two prompts
+    assert all(name.startswith("chat_fake-chat.system.") for name in versions)
+    rows, _, _ = neo4j_driver.execute_query(
+        "MATCH (u:Unit {project: $p, kind: 'message'}) RETURN u.content AS c, count(*) AS n",
+        p=project,
+        database_="neo4j",
+    )
+    # "yes" in c1 (read twice) and in c2: two messages; "no" in no conversation: one.
+    assert {r["c"]: r["n"] for r in rows} == {"yes": 2, "no": 1}
