@@ -58,13 +58,19 @@ start time then span id):
   the latest version of the same record seen earlier in the export (read by a search or written
   by a write; a deletion ends the record's chain).
 
-Spans split over several exports lose the lineage between them; ``memtrace.inputs`` restores it.
+Across exports, units join by id (``ingest.otlp_identity``), and a write of a record this export
+has not seen consumes the record's latest stored version (``ingest.otlp_lineage``); the spans of
+one trace split over several exports lose the sibling edges between them, which
+``memtrace.inputs`` restores.
 The rule misreads one shape: an answer and memory writes under one parent (``search, chat,
 update_memory``) make the chat an update; a case on it or ``memtrace.operation.kind`` settles it.
 
 Cases: a span with any ``memtrace.case.*`` attribute defines a case (id ``memtrace.case.id``,
 else ``<operation id>/case``) with ``question``, ``expected_answer``, ``verdict`` (failed, passed,
-unknown) and ``evidence_units`` (unit ids); its answer is the span's first produced unit.
+unknown) and ``evidence_units`` (unit ids); its answer is the span's first produced unit, else a
+descendant's (``ingest.otlp_cases``).
+
+A ``memtrace.*`` attribute with a bad value is ignored with a warning, not the export.
 """
 
 from __future__ import annotations
@@ -98,15 +104,6 @@ LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-class OtlpMappingError(ValueError):
-    """A span breaks a MemTrace rule (a ``memtrace.*`` attribute with a bad value); ``loc``."""
-
-    def __init__(self, message: str, loc: Loc) -> None:
-        super().__init__(message)
-        self.message = message
-        self.loc = loc
-
-
 @dataclass
 class Converted:
     """The batch, where each of its items came from (``locs[kind][i]``), and warnings.
@@ -123,7 +120,7 @@ class Converted:
 
 
 def convert_export(request: ExportTraceServiceRequest, project: str) -> Converted:
-    """The trace batch of one OTLP export; ``OtlpMappingError`` for a bad ``memtrace.*`` value."""
+    """The trace batch of one OTLP export, with what the store must settle before it is written."""
     return _Mapper(project).convert(spans_of(request))
 
 

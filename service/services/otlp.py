@@ -21,7 +21,7 @@ from typing import Any
 from neo4j import AsyncSession
 from pydantic import ValidationError
 
-from ingest.otlp import Converted, OtlpMappingError, convert_export
+from ingest.otlp import Converted, convert_export
 from ingest.otlp_decode import Loc, OtlpFormatError, decode_json, decode_protobuf, where
 from service.errors import (
     InvalidInput,
@@ -152,8 +152,6 @@ def _convert(
         converted = convert_export(request, project)
     except OtlpFormatError as e:
         raise MalformedRequest(e.message, details=[{"loc": e.loc, "msg": e.message}]) from e
-    except OtlpMappingError as e:
-        raise InvalidInput(e.message, details=[{"loc": e.loc, "msg": e.message}]) from e
     try:
         return TraceBatch.model_validate(converted.batch), converted
     except ValidationError as e:
