@@ -27,7 +27,8 @@ Kind, first rule that applies:
    follows it among its siblings; ``update`` if it reads retrieved context and a memory write
    follows (Mem0's ADD/UPDATE/DELETE decision); ``extraction`` if a write follows but it reads
    no context (fact extraction); else ``other``;
-3. a span carrying a case -> response; anything else -> other.
+3. a span carrying a case -> response, unless it has no output of its own (a wrapper whose
+   descendant answers: other); anything else -> other.
 
 Units (ids and formats: ``ingest.otlp_units``):
 
