@@ -28,13 +28,21 @@ def require_project(client: httpx.Client, project: str) -> None:
 
 def projects_table(projects: list[dict[str, Any]]) -> Table:
     table = Table(
-        "project", "operations", "units", "cases", "failed", "last activity", title="projects"
+        "project",
+        "operations",
+        "units",
+        "cases",
+        "failed",
+        "otlp warnings",
+        "last activity",
+        title="projects",
     )
     for p in projects:
         last = (p["last_activity"] or "-")[:19].replace("T", " ")
         table.add_row(
             p["project"],
             *(str(p[k]) for k in ("operations", "units", "cases", "failed_cases")),
+            str(p.get("otlp_warnings", 0)),
             last,
         )
     return table

@@ -9,11 +9,21 @@ relationship type is added here first.
 from __future__ import annotations
 
 NODE_LABELS = frozenset(
-    {"Operation", "Unit", "Case", "Attribution", "AttributionJob", "ProjectDeletion", "JudgeCheck"}
+    {
+        "Operation",
+        "Unit",
+        "Case",
+        "Attribution",
+        "AttributionJob",
+        "ProjectDeletion",
+        "JudgeCheck",
+        "OtlpWarnings",
+    }
 )
 """``ProjectDeletion`` is the mark of a ``DELETE /project`` that has not finished (one per
 project); ``JudgeCheck`` is a model's recorded judge check in a project (``id``: the model);
-every other label holds a project's data."""
+``OtlpWarnings`` is a project's log of what its OTLP exports were told (one per project); every
+other label holds a project's data."""
 
 EDGE_TYPES = {
     "CONSUMES": "(:Operation)-[:CONSUMES {position}]->(:Unit): an input, in argument order",
@@ -36,10 +46,12 @@ CONSTRAINTS = frozenset(
         "attribution_job_active",
         "project_deletion_key",
         "judge_check_key",
+        "otlp_warnings_key",
     }
 )
 """Uniqueness constraints: ``(project, id)`` per label (the writer's MERGE and CREATE rely on
-them), one active attribution job per project, and one deletion mark per project."""
+them), one active attribution job per project, and one deletion mark and one OTLP warnings log
+per project."""
 
 INDEXES = frozenset(
     {

@@ -29,7 +29,8 @@ Kind, first rule that applies:
    follows it among its siblings; ``update`` if it reads retrieved context and a memory write
    follows (Mem0's ADD/UPDATE/DELETE decision); ``extraction`` if a write follows but it reads
    no context (fact extraction); else ``other``;
-3. a span carrying a case -> response; anything else -> other.
+3. a span carrying a case -> response, unless it has no output of its own (a wrapper whose
+   descendant answers: other); anything else -> other.
 
 Units (ids and formats: ``ingest.otlp_units``):
 
@@ -65,26 +66,34 @@ start time then span id):
   the latest version of the same record seen earlier in the export (read by a search or written
   by a write; a deletion ends the record's chain).
 
-Spans split over several exports lose the lineage between them; ``memtrace.inputs`` restores it.
+Across exports, units join by id (``ingest.otlp_identity``), and a write of a record this export
+has not seen consumes the record's latest stored version (``ingest.otlp_lineage``); the spans of
+one trace split over several exports lose the sibling edges between them, which
+``memtrace.inputs`` restores.
 The rule misreads one shape: an answer and memory writes under one parent (``search, chat,
 update_memory``) make the chat an update; a case on it or ``memtrace.operation.kind`` settles it.
 
 Cases: a span with any ``memtrace.case.*`` attribute defines a case (id ``memtrace.case.id``,
 else ``<operation id>/case``) with ``question``, ``expected_answer``, ``verdict`` (failed, passed,
-unknown) and ``evidence_units`` (unit ids); its answer is the span's first produced unit.
+unknown) and ``evidence_units`` (unit ids); its answer is the span's first produced unit, else a
+descendant's (``ingest.otlp_cases``).
+
+A ``memtrace.*`` attribute with a bad value is ignored with a warning, not the export.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, get_args
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from graph_schema import OperationKind, Verdict
+from graph_schema import OperationKind
+from ingest import otlp_identity as identity
 from ingest import otlp_units as u
-from ingest.ids import MAX_ID
+from ingest.otlp_cases import CASE_PREFIX, PendingCase, answerer, case_of, id_list
 from ingest.otlp_conventions import Reading, read_span
 from ingest.otlp_decode import Loc, where
 from ingest.otlp_lineage import SpanOp, link
@@ -101,30 +110,26 @@ KINDS_BY_OPERATION = {
     "delete_memory_store": "other",
     "embeddings": "embedding",
 }
-CASE_PREFIX = "memtrace.case."
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-class OtlpMappingError(ValueError):
-    """A span breaks a MemTrace rule (a ``memtrace.*`` attribute with a bad value); ``loc``."""
-
-    def __init__(self, message: str, loc: Loc) -> None:
-        super().__init__(message)
-        self.message = message
-        self.loc = loc
 
 
 @dataclass
 class Converted:
-    """The batch, where each of its items came from (``locs[kind][i]``), and warnings."""
+    """The batch, where each of its items came from (``locs[kind][i]``), and warnings.
+
+    What the store must settle before the batch is written: ``lookups`` (``{op, memory_id,
+    before}``: the operation also consumes the latest stored version of the record before its
+    time) and ``pending`` (cases whose answer is a stored span of their trace)."""
 
     batch: dict[str, Any]
     locs: dict[str, list[Loc]]
     warnings: list[str]
+    lookups: list[dict[str, str]]
+    pending: list[PendingCase]
 
 
 def convert_export(request: ExportTraceServiceRequest, project: str) -> Converted:
-    """The trace batch of one OTLP export; ``OtlpMappingError`` for a bad ``memtrace.*`` value."""
+    """The trace batch of one OTLP export, with what the store must settle before it is written."""
     return _Mapper(project).convert(spans_of(request))
 
 
@@ -139,9 +144,9 @@ class _Mapper:
         ops = [self._local(span) for span in sorted(spans, key=lambda s: s.order)]
         link(ops)
         for op in ops:
-            op.inputs += _id_list(op.span, "memtrace.inputs")
-            op.outputs += _id_list(op.span, "memtrace.outputs")
-        cases = [(c, op.span.loc) for op in ops if (c := self._case(op)) is not None]
+            op.inputs += id_list(op, "memtrace.inputs", self._warner(op.span))
+            op.outputs += id_list(op, "memtrace.outputs", self._warner(op.span))
+        cases, pending = self._cases(ops)
         return Converted(
             batch={
                 "project": self.project,
@@ -155,7 +160,41 @@ class _Mapper:
                 "cases": [loc for _, loc in cases],
             },
             warnings=self.warnings,
+            lookups=[
+                {"op": op.id, "memory_id": entry, "before": _operation_time(op.span)}
+                for op in ops
+                for entry in op.lookups
+            ],
+            pending=pending,
         )
+
+    def _cases(
+        self, ops: list[SpanOp]
+    ) -> tuple[list[tuple[dict[str, Any], Loc]], list[PendingCase]]:
+        """The cases marked on spans, each with its answer (``ingest.otlp_cases``), and those
+        whose answering span the store must hold."""
+        cases: list[tuple[dict[str, Any], Loc]] = []
+        pending: list[PendingCase] = []
+        for op in ops:
+            if not op.has_case:
+                continue
+            trace = [o for o in ops if o.span.trace_id == op.span.trace_id]
+            case = case_of(op, trace, self._warner(op.span))
+            if not op.outputs and "memtrace.operation.kind" not in op.span.attributes:
+                op.kind = "other"  # a wrapper: its descendant answers, not it
+            if case["answer_unit"] is None:
+                pending.append(
+                    PendingCase(
+                        len(cases),
+                        case["id"],
+                        op.span.trace_id,
+                        op.span.span_id,
+                        op.span.loc,
+                        tuple(map(answerer, trace)),
+                    )
+                )
+            cases.append((case, op.span.loc))
+        return cases, pending
 
     def _add(self, unit: dict[str, Any], span: SpanView) -> str:
         self.units.setdefault(unit["id"], unit)
@@ -165,12 +204,15 @@ class _Mapper:
     def _warn(self, span: SpanView, key: str, what: str) -> None:
         self.warnings.append(f"{where([*span.loc, 'attributes', key])}: {what}")
 
+    def _warner(self, span: SpanView) -> Callable[[str, str], None]:
+        return lambda key, what: self._warn(span, key, what)
+
     def _local(self, span: SpanView) -> SpanOp:
         """The operation with the units its own attributes define."""
         attrs = span.attributes
         reading = read_span(span)  # whichever convention wrote it (ingest.otlp_conventions)
         name = reading.operation or ""
-        override = _choice(span, "memtrace.operation.kind", get_args(OperationKind))
+        override = self._choice(span, "memtrace.operation.kind", get_args(OperationKind))
         is_llm = reading.is_llm
         op = SpanOp(
             span=span,
@@ -181,8 +223,16 @@ class _Mapper:
         )
         if op.kind is None and not is_llm:
             op.kind = "response" if op.has_case else "other"
-        prompt = u.prompt_name(span.name, attrs)
-        op.inputs += [self._add(u.message_unit(m, prompt), span) for m in reading.inputs]
+        conversation = _session(span)
+        op.inputs += [
+            self._add(
+                identity.message_unit(
+                    m, identity.prompt_name(span.name, attrs, m.text), conversation
+                ),
+                span,
+            )
+            for m in reading.inputs
+        ]
         for i, m in enumerate(reading.outputs):
             answer = u.unit(f"{op.id}/answer/{i}", "answer", m.text, {"role": m.role})
             op.answers.append(self._add(answer, span))
@@ -270,35 +320,33 @@ class _Mapper:
             op.outputs.append(self._add(stone, op.span))
             op.writes.append((stone["attributes"]["memory_id"], stone["id"]))
 
-    def _case(self, op: SpanOp) -> dict[str, Any] | None:
-        if not op.has_case:
+    def _choice(self, span: SpanView, key: str, allowed: tuple[str, ...]) -> str | None:
+        """The attribute's value if it is one of ``allowed``; else None, with a warning (a bad
+        value drops that attribute's effect, not the export)."""
+        value = span.attributes.get(key)
+        if value is None:
             return None
-        attrs = op.span.attributes
-        verdict = _choice(op.span, CASE_PREFIX + "verdict", get_args(Verdict)) or "unknown"
-        if not op.outputs:
-            self._warn(op.span, CASE_PREFIX + "question", "a case on a span with no output")
-        return {
-            "id": _text(attrs.get(CASE_PREFIX + "id")) or f"{op.id}/case",
-            "question": u.text_of(attrs.get(CASE_PREFIX + "question", "")),
-            "expected_answer": u.text_of(attrs.get(CASE_PREFIX + "expected_answer", "")),
-            "answer_unit": op.outputs[0] if op.outputs else None,
-            "verdict": verdict,
-            "evidence_units": _id_list(op.span, CASE_PREFIX + "evidence_units"),
-            "attributes": {"trace_id": op.span.trace_id, "span_id": op.span.span_id},
-        }
+        if value not in allowed:
+            self._warn(span, key, f"not one of {', '.join(allowed)}; ignored")
+            return None
+        return str(value)
 
 
-def _operation(op: SpanOp) -> dict[str, Any]:
-    span, attrs = op.span, op.span.attributes
-    session = next(
+def _session(span: SpanView) -> str | None:
+    return next(
         (
             str(s[k])
-            for s in (attrs, span.resource)
+            for s in (span.attributes, span.resource)
             for k in ("session.id", "gen_ai.conversation.id")
             if s.get(k) not in (None, "")
         ),
         None,
     )
+
+
+def _operation(op: SpanOp) -> dict[str, Any]:
+    span, attrs = op.span, op.span.attributes
+    session = _session(span)
     outputs = _unique(op.outputs)
     return {
         "id": op.id,
@@ -310,7 +358,7 @@ def _operation(op: SpanOp) -> dict[str, Any]:
         "kind": op.kind,
         "system": _text(span.resource.get("service.name"), 128),
         "session_id": session[:256] if session else None,
-        "ts": _time(span.start_ns or span.end_ns).isoformat(),
+        "ts": _operation_time(span),
         "inputs": [x for x in _unique(op.inputs) if x not in outputs],
         "outputs": outputs,
         "attributes": {**attrs, "otel": _otel(span)},
@@ -338,6 +386,10 @@ def _otel(span: SpanView) -> dict[str, Any]:
     return info
 
 
+def _operation_time(span: SpanView) -> str:
+    return _time(span.start_ns or span.end_ns).isoformat()
+
+
 def _time(unix_nano: int) -> datetime:
     return _EPOCH + timedelta(microseconds=unix_nano // 1000)
 
@@ -351,24 +403,3 @@ def _text(value: Any, limit: int | None = None) -> str | None:
         return None
     text = u.text_of(value)
     return text[:limit] if limit else text
-
-
-def _choice(span: SpanView, key: str, allowed: tuple[str, ...]) -> str | None:
-    value = span.attributes.get(key)
-    if value is None:
-        return None
-    if value not in allowed:
-        loc = [*span.loc, "attributes", key]
-        raise OtlpMappingError(f"{where(loc)} must be one of {', '.join(allowed)}", loc)
-    return str(value)
-
-
-def _id_list(span: SpanView, key: str) -> list[str]:
-    value = span.attributes.get(key)
-    if value is None:
-        return []
-    ids = u.json_list(value)
-    if ids is None or not all(isinstance(i, str) and 0 < len(i) <= MAX_ID for i in ids):
-        loc = [*span.loc, "attributes", key]
-        raise OtlpMappingError(f"{where(loc)} must be a list of unit ids", loc)
-    return [str(i) for i in ids]

@@ -2,6 +2,12 @@
 
 Siblings are the spans of one trace with one parent, in span order (start time, then ids). All of
 it is deterministic in the export, so a re-sent export gets the same edges.
+
+A write of a record the export has not seen before (no search read it, no write wrote it, no
+deletion ended it earlier in the export) leaves a lookup (``SpanOp.lookups``): the writer asks
+the store for the latest version of that record before the span, in the same transaction
+(``service.repository.otlp_lineage``), so that the record's chain does not break where an agent
+exported one trace at a time.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ class SpanOp:
     writes: list[tuple[str, str]] = field(default_factory=list)  # tombstones too
     reads_context: bool = False
     before_write: bool = False
+    lookups: list[str] = field(default_factory=list)  # memory ids: the stored latest version
 
 
 def link(ops: list[SpanOp]) -> None:
@@ -76,11 +83,17 @@ def _link_siblings(
 
 
 def _link_versions(ops: list[SpanOp]) -> None:
-    """A write consumes the version of its record seen last before it (a deletion ends that)."""
+    """A write consumes the version of its record seen last before it (a deletion ends that);
+    a record the export has not seen yet is looked up in the store."""
     latest: dict[str, str] = {}
+    seen: set[str] = set()
     for op in ops:
         latest.update(op.read_versions)
+        seen.update(entry for entry, _ in op.read_versions)
         for entry, unit_id in op.writes:
+            if entry not in seen and entry not in op.lookups:
+                op.lookups.append(entry)
+            seen.add(entry)
             if (prev := latest.get(entry)) is not None and prev != unit_id:
                 op.inputs.append(prev)
             if op.kind == "deletion":

@@ -102,6 +102,7 @@ CALLS = [
     ),
     Call("POST", "/traces", body=_traces_body, writes=True, names_project_in_body=True),
     Call("POST", "/otlp/v1/traces", body=_otlp_body, writes=True),
+    Call("GET", "/otlp/warnings"),
     Call(
         "POST",
         "/import/execution-graph",

@@ -167,11 +167,6 @@ def test_each_failure_type_is_blamed_on_its_operation(
         trace_hex = blamed["id"].split(":")[1]
         turn = next(label for label, t in agent.traces.items() if f"{t:032x}" == trace_hex)
         found[case_id] = (result["error_type"], blamed["kind"], turn)
-    if export == "per_trace" and found["q-job"] != expected["q-job"]:
-        # A version written in another export is not yet what the rewrite consumed: lineage
-        # across exports is issue 23's other half. Everything else must already hold.
-        assert {**found, "q-job": None} == {**expected, "q-job": None}
-        pytest.xfail(f"the update across exports is blamed as {found['q-job']}")
     assert found == expected
 
     # The embedding calls' inputs (questions, memory texts) are not turns of a conversation.

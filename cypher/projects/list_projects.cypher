@@ -1,8 +1,8 @@
 // What each project holds: one row per (project, what) with a count and the newest time, for
-// GET /projects. "what" is operations, units (defined ones, not bare references), cases or
-// failed_cases, or deleting (1 for a project DELETE /project marked and has not finished). Each
-// part reads the (project, ...) indexes of its label; no row for a project that holds none of
-// that label.
+// GET /projects. "what" is operations, units (defined ones, not bare references), cases,
+// failed_cases, otlp_warnings (how many the project's OTLP exports were given), or deleting (1
+// for a project DELETE /project marked and has not finished). Each part reads the
+// (project, ...) indexes of its label; no row for a project that holds none of that label.
 // $params: projects (list of string or null: only these projects; null: every project)
 MATCH (o:Operation)
 WHERE o.project IS NOT NULL AND ($projects IS NULL OR o.project IN $projects)
@@ -24,3 +24,7 @@ UNION ALL
 MATCH (d:ProjectDeletion)
 WHERE d.project IS NOT NULL AND ($projects IS NULL OR d.project IN $projects)
 RETURN d.project AS project, 'deleting' AS what, count(d) AS n, null AS newest
+UNION ALL
+MATCH (w:OtlpWarnings)
+WHERE w.project IS NOT NULL AND ($projects IS NULL OR w.project IN $projects)
+RETURN w.project AS project, 'otlp_warnings' AS what, sum(w.total) AS n, null AS newest

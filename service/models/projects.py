@@ -15,6 +15,11 @@ class ProjectSummary(BaseModel):
     units: int = Field(0, description="Units the project defines (not bare references).")
     cases: int = 0
     failed_cases: int = 0
+    otlp_warnings: int = Field(
+        0,
+        description="Warnings and refusals its OTLP exports were given (GET /otlp/warnings "
+        "lists the newest): an exporter drops a 200's warnings and only logs a refusal.",
+    )
     last_activity: datetime | None = Field(
         None, description="The time of its newest operation or unit, when they carry one."
     )

@@ -122,6 +122,7 @@ async def write_in(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestResult
     """``write_batch``'s work inside a caller's transaction, for a caller that writes more in it.
     Always the lookup path: an optimistic ``CREATE`` that hit a constraint would abort the
     caller's whole transaction. ``Conflict`` when an id names something different."""
+    _raise_conflict(rows.conflicts)
     return await _write_looked_up(tx, rows)
 
 

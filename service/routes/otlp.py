@@ -7,6 +7,9 @@ The project comes from the ``project`` query parameter or the ``X-MemTrace-Proje
 and with neither it is ``default``. The answer is OTLP's ``ExportTraceServiceResponse``, in the
 request's encoding; the JSON one also carries MemTrace's counts under ``memtrace``. Errors are
 MemTrace's JSON error bodies, in both encodings.
+
+``GET /otlp/warnings`` lists what the project's exports were warned about or refused for:
+exporters drop the warnings of an accepted export and only log a refusal.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
-from service.models.otlp import OtlpResult
+from service.models.otlp import OtlpResult, OtlpWarnings
 from service.routes.errors import responses
+from service.services import otlp_warnings
 from service.services.otlp import ingest_otlp
 
 router = APIRouter(tags=["ingestion"])
@@ -75,6 +79,14 @@ async def post_otlp_traces(
         settings,
     )
     return _answer(result)
+
+
+@router.get("/otlp/warnings", response_model=OtlpWarnings, responses=responses(503))
+async def get_otlp_warnings(session: SessionDep, project: ProjectDep) -> OtlpWarnings:
+    """The project's newest OTLP warnings (at most 100, newest first) and how many there were:
+    the warnings of accepted exports (a bad attribute value, a record that cannot be read) and
+    why exports were refused (a case without answer, a redefined id, an undecodable body)."""
+    return await otlp_warnings.recent(session, project)
 
 
 def _answer(result: OtlpResult) -> Response:

@@ -17,6 +17,15 @@ UNNAMED_PROJECT = (
 """The warning of a batch stored in ``default`` because it named no project."""
 
 
+def check_size(batch: TraceBatch, settings: Settings) -> None:
+    """``PayloadTooLarge`` for a batch over the operation limit."""
+    if len(batch.operations) > settings.max_batch_operations:
+        raise PayloadTooLarge(
+            f"batch has {len(batch.operations)} operations; the limit is "
+            f"{settings.max_batch_operations}: split it into smaller batches"
+        )
+
+
 async def ingest_batch(
     session: AsyncSession, batch: TraceBatch, settings: Settings, *, project_named: bool = True
 ) -> IngestResult:
@@ -30,11 +39,7 @@ async def ingest_batch(
     warn: a writer who forgot the field would otherwise look for the data in its project, see
     nothing and get no hint where it went; the answer names the project written to and says
     so, and the SDK (so ``memtrace ingest`` too) logs it once."""
-    if len(batch.operations) > settings.max_batch_operations:
-        raise PayloadTooLarge(
-            f"batch has {len(batch.operations)} operations; the limit is "
-            f"{settings.max_batch_operations}: split it into smaller batches"
-        )
+    check_size(batch, settings)
     result = await traces.write_batch(session, batch_rows(batch))
     if project_named:
         return result

@@ -2,8 +2,10 @@
 
 The mapping is ``ingest.otlp``'s; writing is ``ingest_batch``'s, so an OTLP export is atomic,
 idempotent when re-sent, and refused with 409 when it redefines an id, exactly like
-``POST /traces``. Inflating, decoding and mapping are CPU work: they run in a worker thread, off
-the event loop.
+``POST /traces``. An export whose lineage reaches into earlier exports (a record written before,
+a case whose answering span came earlier) is written by ``repository.otlp_lineage``, which
+reads what it needs in the same transaction. Inflating, decoding and mapping are CPU work: they
+run in a worker thread, off the event loop.
 
 Limits: the compressed body is capped by the app's body limit; a gzip body is inflated only up to
 ``max_batch_bytes`` (one byte more is a 413), so a small zip bomb costs at most that much memory,
@@ -19,12 +21,20 @@ from typing import Any
 from neo4j import AsyncSession
 from pydantic import ValidationError
 
-from ingest.otlp import Converted, OtlpMappingError, convert_export
+from ingest.otlp import Converted, convert_export
 from ingest.otlp_decode import Loc, OtlpFormatError, decode_json, decode_protobuf, where
-from service.errors import InvalidInput, MalformedRequest, PayloadTooLarge, UnsupportedMediaType
+from service.errors import (
+    InvalidInput,
+    MalformedRequest,
+    MemTraceError,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+)
 from service.models.otlp import Encoding, OtlpResult
 from service.models.traces import TraceBatch
-from service.services.ingestion import ingest_batch
+from service.repository.otlp_lineage import write_linked
+from service.services import otlp_warnings
+from service.services.ingestion import check_size, ingest_batch
 from service.settings import Settings
 
 MEDIA_TYPES: dict[str, Encoding] = {
@@ -142,8 +152,6 @@ def _convert(
         converted = convert_export(request, project)
     except OtlpFormatError as e:
         raise MalformedRequest(e.message, details=[{"loc": e.loc, "msg": e.message}]) from e
-    except OtlpMappingError as e:
-        raise InvalidInput(e.message, details=[{"loc": e.loc, "msg": e.message}]) from e
     try:
         return TraceBatch.model_validate(converted.batch), converted
     except ValidationError as e:
@@ -173,12 +181,34 @@ async def ingest_otlp(
     project: str,
     settings: Settings,
 ) -> OtlpResult:
-    """Write one OTLP trace export to ``project`` (atomic; a re-send changes nothing)."""
+    """Write one OTLP trace export to ``project`` (atomic; a re-send changes nothing). Its
+    warnings, or why it was refused, are kept in the project's log (``otlp_warnings``)."""
+    try:
+        result = await _ingest(session, body, content_type, content_encoding, project, settings)
+    except MemTraceError as e:
+        await otlp_warnings.note_refusal(session, project, e)
+        raise
+    await otlp_warnings.note(session, project, result.warnings)
+    return result
+
+
+async def _ingest(
+    session: AsyncSession,
+    body: bytes,
+    content_type: str | None,
+    content_encoding: str | None,
+    project: str,
+    settings: Settings,
+) -> OtlpResult:
     encoding = media_type(content_type)
     batch, converted = await asyncio.to_thread(
         _convert, body, encoding, content_encoding, project, settings.max_batch_bytes
     )
-    ingested = await ingest_batch(session, batch, settings)
+    if converted.lookups or converted.pending:  # lineage into earlier exports
+        check_size(batch, settings)
+        ingested = await write_linked(session, batch, converted.lookups, converted.pending)
+    else:
+        ingested = await ingest_batch(session, batch, settings)
     return OtlpResult(
         encoding=encoding,
         spans=len(batch.operations),
