@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: install demo test unit lint browser stop bench clean
+.PHONY: install demo test unit lint docs browser stop bench clean
 
 $(BIN)/memtrace: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,9 @@ lint: install ## ruff and mypy
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
+docs: install ## the documentation site (docs/, mkdocs.yml), strictly: a broken link fails
+	$(BIN)/mkdocs build --strict --quiet
+
 # The case view's browser test (tests/test_ui.py) drives Debian's chromium through Playwright,
 # which never downloads a browser of its own here. A prerequisite of `test`, not of `install`,
 # so that `make demo` needs neither root nor a browser.
@@ -57,7 +60,7 @@ browser: ## Debian's chromium for the browser test (apt-get install, as root, wh
 	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
 
 # Under `make test` a missing local model fails tests/test_local_llm_server.py instead of skipping it.
-test: lint browser ## lint, then every test against a real Neo4j the tests start themselves
+test: lint docs browser ## lint, the docs site, then every test against a real Neo4j the tests start themselves
 	MEMTRACE_TEST_LOCAL_LLM=required $(BIN)/pytest
 
 unit: install ## the tests that need no Neo4j and no service process (seconds)

@@ -4,7 +4,7 @@
 - every model a route answers or reads is defined in ``service/models/`` (or is a wire model of
   ``memtrace_client.models``, which ``service.models.traces`` re-exports);
 - no error body (``{"error": ...}``) is built outside ``service/http_errors.py``;
-- the README's "The code" section names the folders the tree has, and only those.
+- the docs' "The code" page (docs/code.md) names the folders the tree has, and only those.
 """
 
 from __future__ import annotations
@@ -123,10 +123,9 @@ def test_error_bodies_are_built_in_the_error_module_only() -> None:
 
 
 def _readme_tree() -> dict[str, set[str]]:
-    """The folders the README's "The code" block names: top level, and one level below."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## The code", 1)[1].split("\n## ", 1)[0]
-    block = section.split("```", 2)[1]
+    """The folders docs/code.md's tree block names: top level, and one level below."""
+    page = (REPO / "docs" / "code.md").read_text(encoding="utf-8")
+    block = page.split("```", 2)[1]
     listed: dict[str, set[str]] = {}
     parent = ""
     for line in block.splitlines():
@@ -158,7 +157,7 @@ def _tracked_folders() -> dict[str, set[str]]:
     return tree
 
 
-def test_the_readme_names_the_folders_of_the_tree() -> None:
+def test_the_code_page_names_the_folders_of_the_tree() -> None:
     listed = _readme_tree()
     tracked = _tracked_folders()
     assert set(listed) == set(tracked), "top-level folders"
@@ -166,4 +165,4 @@ def test_the_readme_names_the_folders_of_the_tree() -> None:
         assert children <= tracked[parent], f"{parent}/ lists folders it does not have"
     # Every package of the server is named: that is where a newcomer looks first.
     packages = {p.parent.name for p in SERVICE.glob("*/__init__.py") if p.parent.parent == SERVICE}
-    assert packages <= listed["service"], "service/ packages missing from the README"
+    assert packages <= listed["service"], "service/ packages missing from docs/code.md"
