@@ -38,10 +38,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ingest.execution_graph_cases import convert_annotations
+from ingest.execution_graph_ops import shape_operations
+from ingest.execution_graph_state import EPOCH, GraphState, Node, Op, text
 from ingest.execution_graph_values import (
     GraphValueError,
     check_nesting,
@@ -52,7 +54,7 @@ from ingest.execution_graph_values import (
     positive_version,
     unit_kind,
 )
-from ingest.ids import MAX_ID, bounded_id
+from ingest.ids import MAX_ID
 
 __all__ = [
     "GraphValueError",
@@ -68,7 +70,6 @@ __all__ = [
 MAX_CONTENT = 1_000_000
 MAX_STEP_TEXT = 4_000
 MAX_EDGE_NOTES = 200
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass
@@ -118,8 +119,6 @@ def convert_execution_graph(
     and case id, for projects that hold several graphs whose node ids or query ids repeat.
     Raises ``ValueError`` (``GraphValueError`` for a bad value) naming the file and the place.
     """
-    from ingest.execution_graph_cases import convert_annotations
-
     converter = Converter(graph, project, str(source), id_prefix)
     try:
         converter.read()
@@ -135,106 +134,9 @@ def convert_execution_graph(
     return ImportedGraph(batch=batch, labels=labels, warnings=converter.warnings)
 
 
-def text(value: object) -> str:
-    """A field as text; strings are returned as they are (no copy)."""
-    if isinstance(value, str):
-        return value
-    return "" if value is None else str(value)
-
-
-@dataclass
-class Node:
-    raw_id: str
-    id: str
-    var: str  # smartcomment's full_name: "<class_name>:<name>", or the name
-    name: str
-    class_name: str
-    category: str
-    version: int
-    content: str
-    parsed: Any
-    kind: str
-    ts: datetime | None
-    raw: Mapping[str, Any]
-    marker: bool = False
-
-
-@dataclass
-class Op:
-    raw_id: str
-    id: str
-    name: str
-    category: str
-    kind: str
-    ts: datetime | None
-    raw: Mapping[str, Any]
-    edges: list[tuple[tuple[bool, datetime, int], Mapping[str, Any]]] = field(default_factory=list)
-    inputs: dict[str, None] = field(default_factory=dict)  # wire ids, ordered
-    outputs: dict[str, None] = field(default_factory=dict)
-    steps: list[str] = field(default_factory=list)  # raw ids of internal steps
-    query_vars: set[str] = field(default_factory=set)
-    retrieved: list[str] = field(default_factory=list)  # raw ids of returned memories
-    results_unit: str | None = None
-
-
-class Converter:
-    """Reads one graph; ``execution_graph_cases`` reads its indexes to build the cases."""
-
-    def __init__(
-        self, graph: Mapping[str, Any], project: str, source: str, id_prefix: str | None
-    ) -> None:
-        self.graph = graph
-        self.project = project
-        self.source = source
-        self.prefix = f"{id_prefix}:" if id_prefix else ""
-        self.warnings: list[str] = []
-        self.nodes: dict[str, Node] = {}
-        self.latest: dict[str, Node] = {}  # by variable (full_name) and by node_id/name
-        self.ops: dict[str, Op] = {}
-        self.sessions: dict[str, dict[str, Any]] = {}
-        self.extra_units: list[dict[str, Any]] = []
-        self.pure_use: set[str] = set()  # nodes some operation reads or writes as a whole
-        self.consumers: dict[str, list[Op]] = {}  # raw node id -> ops reading it as an input
-        self.annotations: list[Any] = []
-        self.by_wire: dict[str, Node] = {}
-        self.mentioned: set[str] = set()  # nodes some edge names
-        self.derived_ids: set[str] = set()
-        self.copied: set[str] = set()  # predictions replaced by one copy per answer operation
-
-    # -- helpers -----------------------------------------------------------------------------
-
-    def warn(self, message: str) -> None:
-        self.warnings.append(f"{self.source}: {message}")
-
-    def broken(self, message: str) -> ValueError:
-        return ValueError(f"{self.source}: {message}")
-
-    def make_id(self, raw: str) -> str:
-        """A wire id: prefixed, and shortened with a hash suffix when over 256 characters."""
-        full = self.prefix + raw
-        short = bounded_id(full)
-        if short != full:
-            self.warn(f"id {raw[:60]!r}... is longer than {MAX_ID} characters, shortened")
-        return short
-
-    def unit_ref(self, raw: str) -> str:
-        node = self.nodes.get(raw)
-        return node.id if node else self.make_id(raw)
-
-    def list_field(self, data: Mapping[str, Any], key: str) -> list[Any]:
-        value = data.get(key)
-        if value is None:
-            self.warn(f"data.{key} is missing; treated as empty")
-            return []
-        if not isinstance(value, list):
-            raise self.broken(f"data.{key} must be a JSON array, not {type(value).__name__}")
-        for index, item in enumerate(value):
-            if not isinstance(item, dict):
-                raise self.broken(f"data.{key}[{index}] must be a JSON object")
-        return value
-
-    def sorted_ops(self) -> list[Op]:
-        return sorted(self.ops.values(), key=lambda o: (o.ts or EPOCH, o.raw_id))
+class Converter(GraphState):
+    """Reads one graph into its state (``GraphState``); ``execution_graph_ops`` shapes the
+    operations and ``execution_graph_cases`` builds the cases from it."""
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -346,7 +248,6 @@ class Converter:
 
     def attach_edges(self, raw_edges: list[Mapping[str, Any]]) -> None:
         """Group edges by operation, then shape each operation (linear: dicts and sets only)."""
-        from ingest.execution_graph_ops import shape_operations
 
         for index, edge in enumerate(raw_edges):
             op_id = text(edge.get("op_id"))
@@ -383,26 +284,6 @@ class Converter:
                 continue
             out.append(self.unit_dict(node))
         return out + self.extra_units
-
-    def unit_dict(self, node: Node, unit_id: str | None = None) -> dict[str, Any]:
-        raw = node.raw
-        attributes: dict[str, Any] = {"variable": node.var}
-        if node.kind in ("memory", "tombstone"):
-            attributes["memory_id"] = node.var
-        for key in ("name", "version", "class_name", "category", "comment", "session_id"):
-            if raw.get(key) not in (None, ""):
-                attributes[key] = raw[key]
-        if raw.get("metadata"):
-            attributes["metadata"] = raw["metadata"]
-        unit: dict[str, Any] = {
-            "id": unit_id or node.id,
-            "kind": node.kind,
-            "content": node.content,
-        }
-        if node.ts is not None:
-            unit["ts"] = node.ts.isoformat()
-        unit["attributes"] = attributes
-        return unit
 
     def operation_dict(self, op: Op) -> dict[str, Any]:
         attributes: dict[str, Any] = {}

@@ -22,12 +22,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ingest.execution_graph_state import GraphState, Op, text
 from ingest.execution_graph_values import as_number, is_judge_name, is_qa_name
-
-if TYPE_CHECKING:
-    from ingest.execution_graph import Converter, Op
 
 MAX_TEXT = 100_000
 _SCORE_IN_TEXT = re.compile(r"judge_score[\"']?\s*[:=]\s*[\"']?(-?[0-9]+(?:\.[0-9]+)?)")
@@ -40,8 +38,7 @@ def _norm(value: str) -> str:
 class _Pairing:
     """Finds the operation (answering or judging) about one annotation; linear to build."""
 
-    def __init__(self, conv: Converter, matches: Callable[[str], bool]) -> None:
-        from ingest.execution_graph import text
+    def __init__(self, conv: GraphState, matches: Callable[[str], bool]) -> None:
 
         self.conv = conv
         self.ops = [
@@ -82,7 +79,7 @@ class _Pairing:
         return None
 
 
-def convert_annotations(conv: Converter) -> tuple[list[dict[str, Any]], dict[str, dict[str, str]]]:
+def convert_annotations(conv: GraphState) -> tuple[list[dict[str, Any]], dict[str, dict[str, str]]]:
     """The cases and, by case id, the labels of the converter's annotations."""
     answering = _Pairing(conv, is_qa_name)
     judging = _Pairing(conv, is_judge_name)
@@ -106,14 +103,13 @@ def convert_annotations(conv: Converter) -> tuple[list[dict[str, Any]], dict[str
 
 
 def _case(
-    conv: Converter,
+    conv: GraphState,
     index: int,
     annotation: Mapping[str, Any],
     answering: _Pairing,
     judging: _Pairing,
     single: bool,
 ) -> dict[str, Any]:
-    from ingest.execution_graph import text
 
     query_id = text(annotation.get("query_id"))
     if not query_id:
@@ -150,7 +146,7 @@ def _case(
 
 
 def _verdict(
-    conv: Converter,
+    conv: GraphState,
     query_id: str,
     annotation: Mapping[str, Any],
     judge_op: Op | None,
@@ -168,10 +164,9 @@ def _verdict(
     return "failed" if annotation.get("final_error_type") else "unknown"
 
 
-def _judge_score(conv: Converter, op: Op) -> float | None:
+def _judge_score(conv: GraphState, op: Op) -> float | None:
     """The ``judge_score`` this judge wrote (its own edge, since the score node is shared by
     every judge that gave the same score), or ``judge_score`` in its response's JSON or text."""
-    from ingest.execution_graph import text
 
     written = [
         conv.nodes[t]
@@ -194,7 +189,7 @@ def _judge_score(conv: Converter, op: Op) -> float | None:
 
 
 def _answer_unit(
-    conv: Converter, query_id: str, annotation: Mapping[str, Any], qa_op: Op | None
+    conv: GraphState, query_id: str, annotation: Mapping[str, Any], qa_op: Op | None
 ) -> str | None:
     prediction = annotation.get("prediction")
     said = None
@@ -229,10 +224,9 @@ def _answer_unit(
     return unit_id
 
 
-def _evidence(conv: Converter, query_id: str, raw: object) -> list[str]:
+def _evidence(conv: GraphState, query_id: str, raw: object) -> list[str]:
     """Evidence ids naming a node (``full_node_id`` or ``name@version``) or a variable (its
     latest version). Ids of nodes that are only an operation's internal step are omitted."""
-    from ingest.execution_graph import text
 
     if raw is None:
         return []
@@ -255,8 +249,7 @@ def _evidence(conv: Converter, query_id: str, raw: object) -> list[str]:
     return list(found)
 
 
-def _label(conv: Converter, index: int, annotation: Mapping[str, Any]) -> dict[str, str] | None:
-    from ingest.execution_graph import text
+def _label(conv: GraphState, index: int, annotation: Mapping[str, Any]) -> dict[str, str] | None:
 
     error_type = text(annotation.get("final_error_type"))
     op_id = text(annotation.get("final_op_id"))

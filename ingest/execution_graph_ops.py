@@ -8,15 +8,13 @@ tested in dicts and sets, never in lists.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from ingest.execution_graph import Converter, Node, Op
+from ingest.execution_graph_state import EPOCH, GraphState, Node, Op, text
 
 
-def shape_operations(conv: Converter) -> None:
+def shape_operations(conv: GraphState) -> None:
     """Fill every operation's inputs, outputs and internal steps, and derive the extra units."""
-    from ingest.execution_graph import EPOCH, text
 
     sources: dict[str, dict[str, None]] = {}  # op -> its edges' sources / targets, ordered
     targets: dict[str, dict[str, None]] = {}
@@ -94,14 +92,13 @@ def shape_operations(conv: Converter) -> None:
             conv.consumers.setdefault(unit_id, []).append(op)
 
 
-def _is_entry(conv: Converter, raw: str) -> bool:
+def _is_entry(conv: GraphState, raw: str) -> bool:
     node = conv.nodes.get(raw)
     return node is not None and node.kind in ("memory", "tombstone")
 
 
-def _deletions(conv: Converter, op: Op) -> dict[str, list[str]]:
+def _deletions(conv: GraphState, op: Op) -> dict[str, list[str]]:
     """Tombstones for the entries this operation linked to a deletion marker, by marker id."""
-    from ingest.execution_graph import text
 
     found: dict[str, list[str]] = {}
     for (_, ts, _), edge in op.edges:
@@ -133,7 +130,7 @@ def _deletions(conv: Converter, op: Op) -> dict[str, list[str]]:
     return found
 
 
-def _returned(conv: Converter, op: Op, raw: str, producers: dict[str, set[str]]) -> bool:
+def _returned(conv: GraphState, op: Op, raw: str, producers: dict[str, set[str]]) -> bool:
     """Whether a target of a retrieval is a memory it returned (written elsewhere), rather
     than something the retrieval made."""
     node = conv.nodes.get(raw)
@@ -145,7 +142,7 @@ def _returned(conv: Converter, op: Op, raw: str, producers: dict[str, set[str]])
     )
 
 
-def _retrieval_results(conv: Converter, op: Op) -> None:
+def _retrieval_results(conv: GraphState, op: Op) -> None:
     """The returned memories become the search's inputs; it produces one list of them."""
     items: list[Any] = []
     for raw in op.retrieved:
@@ -172,7 +169,7 @@ def _item(node: Node) -> Any:
     return node.parsed if isinstance(node.parsed, dict | list) else node.content
 
 
-def _answers_read_retrievals(conv: Converter) -> None:
+def _answers_read_retrievals(conv: GraphState) -> None:
     """A question-answering operation reads the list its query's search returned in place of
     the memories it names, so that the search is on the answer's lineage."""
     searches: dict[str, list[Op]] = {}
@@ -210,11 +207,11 @@ def _answers_read_retrievals(conv: Converter) -> None:
         op.inputs = rebuilt
 
 
-def _node_by_wire(conv: Converter, unit_id: str) -> Node | None:
+def _node_by_wire(conv: GraphState, unit_id: str) -> Node | None:
     return conv.by_wire.get(unit_id)
 
 
-def _answer_per_operation(conv: Converter, producers: dict[str, set[str]]) -> None:
+def _answer_per_operation(conv: GraphState, producers: dict[str, set[str]]) -> None:
     """A prediction written by several question-answering operations gets one unit each;
     a judge reads the copy of the answer operation for its own query."""
     copies: dict[tuple[str, str], str] = {}

@@ -4,7 +4,10 @@
 - every model a route answers or reads is defined in ``service/models/`` (or is a wire model of
   ``memtrace_client.models``, which ``service.models.traces`` re-exports);
 - no error body (``{"error": ...}``) is built outside ``service/http_errors.py``;
-- the docs' "The code" page (docs/code.md) names the folders the tree has, and only those.
+- the docs' "The code" page (docs/code.md) names the folders the tree has, and only those;
+- no import cycle among the project's modules, deferred imports (inside functions or under
+  ``TYPE_CHECKING``) included: a circle that only works because an import is deferred is still
+  a circle a reader has to untangle.
 """
 
 from __future__ import annotations
@@ -166,3 +169,85 @@ def test_the_code_page_names_the_folders_of_the_tree() -> None:
     # Every package of the server is named: that is where a newcomer looks first.
     packages = {p.parent.name for p in SERVICE.glob("*/__init__.py") if p.parent.parent == SERVICE}
     assert packages <= listed["service"], "service/ packages missing from docs/code.md"
+
+
+PACKAGES = ("service", "ingest", "cli", "graph_schema", "cypher", "clients/python/memtrace_client")
+
+
+def _module_names() -> dict[str, Path]:
+    """Every module of the project's packages by dotted name (a package by its own name)."""
+    names = {}
+    for package in PACKAGES:
+        root = REPO / package
+        base = root.parent
+        for path in root.rglob("*.py"):
+            parts = path.relative_to(base).with_suffix("").parts
+            names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return names
+
+
+def _imports(names: dict[str, Path]) -> dict[str, set[str]]:
+    """Module -> the project modules it imports anywhere in its text. ``from a import b`` names
+    ``a.b`` when that is a module, else ``a``; a submodule's own parent packages, which Python
+    imports first anyway, are not counted as what it imports."""
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        is_package = path.name == "__init__.py"
+        package = name if is_package else name.rpartition(".")[0]
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*up, base] if base else up)
+                for alias in node.names:
+                    found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in names else base)
+        parents = {name.rsplit(".", k)[0] for k in range(1, name.count(".") + 1)}
+        graph[name] = {m for m in found if m in names and m != name and m not in parents}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycle() -> None:
+    graph = _imports(_module_names())
+    assert len(graph) > 100  # the walk found the project's modules
+    assert _cycles(graph) == []
+    # and the check sees a circle when there is one
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
