@@ -353,7 +353,7 @@ def report(
             if result.totals.cases == 0:  # a project that does not exist reads as empty
                 require_project(client, project)
         if html is not None:
-            from service.report_html import render_report  # matplotlib: only for a page
+            from service.reports.html import render_report  # matplotlib: only for a page
 
             html.write_text(render_report(result), encoding="utf-8")
     if as_json:

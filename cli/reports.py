@@ -6,9 +6,9 @@ import httpx
 from rich.table import Table
 
 from cli.http import checked
-from service import report_tables as tables
-from service.models.reports import Report
-from service.report_tables import ReportTable, number
+from service.reports import tables
+from service.reports.models import Report
+from service.reports.tables import ReportTable, number
 
 
 def fetch_report(
@@ -32,7 +32,7 @@ def _cell(value: object) -> str:
 
 
 def _terminal(table: ReportTable) -> Table:
-    """One of the report's tables (``service.report_tables``) as a rich table."""
+    """One of the report's tables (``service.reports.tables``) as a rich table."""
     shown = Table(title=table.title)
     for i, header in enumerate(table.headers):
         shown.add_column(header, justify="right" if i in table.numeric else "left")

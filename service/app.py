@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
 
-from service import ui
+from service import adhoc, reports, ui
 from service.auth import KeyConfigError, authorize, load_keys
 from service.auth_middleware import AuthenticationMiddleware
 from service.body_limit import BodyLimitMiddleware
@@ -25,7 +25,6 @@ from service.routes import (
     attribution_jobs,
     audits,
     cases,
-    cypher,
     deletion,
     health,
     imports,
@@ -33,7 +32,6 @@ from service.routes import (
     otlp,
     projects,
     prompts,
-    reports,
     traces,
     verdicts,
 )
@@ -115,7 +113,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         prompts,
         audits,
         ui,
-        cypher,
+        adhoc,
         deletion,
         health,
     )

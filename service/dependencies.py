@@ -85,7 +85,7 @@ DeletingSessionDep = Annotated[AsyncSession, Depends(get_deleting_session)]
 
 # Rows of an ad-hoc query come from Neo4j in batches this big, so that reading can stop soon
 # after the byte budget is spent instead of after the driver's default of 1,000 rows. Neo4j
-# sends no row estimated above the whole budget (service.adhoc_bound), so one batch holds at
+# sends no row estimated above the whole budget (service.adhoc.bound), so one batch holds at
 # most 8 budgets; fewer rows per batch cost a round trip each (1,000 rows: 1.2 s at 8, 2.2 s
 # at 4, 6.1 s at 1 against 0.8 s at 50, on a loaded 2-core machine).
 _ADHOC_FETCH_SIZE = 8

@@ -1,4 +1,4 @@
-"""service/adhoc_bound.py: naming the caller's returned items, and Neo4j's estimate of a row's
+"""service/adhoc/bound.py: naming the caller's returned items, and Neo4j's estimate of a row's
 size, which must never exceed the service's own count (or the wrapper would drop rows)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import httpx
 import pytest
 from neo4j import Driver, RoutingControl
 
-from service.adhoc_bound import (
+from service.adhoc.bound import (
     MAX_ROW_BYTES,
     ROW_BYTES,
     UnboundableQuery,
@@ -20,7 +20,7 @@ from service.adhoc_bound import (
     name_returns,
     value_size,
 )
-from service.services.adhoc import to_json
+from service.adhoc.service import to_json
 from tests.support.traces import demo_batch
 
 NAMED = [

@@ -1,7 +1,7 @@
 """POST /cypher: read-only, confined to one project, bounded — tried with hostile queries.
 
 Each refused query must be answered 400 before anything runs: the graph is counted before and
-after. The guard's rules are in service/cypher_guard.py.
+after. The guard's rules are in service/adhoc/guard.py.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import httpx
 import pytest
 from neo4j import Driver, RoutingControl
 
-from service.services.adhoc import to_json
+from service.adhoc.service import to_json
 from tests.support.graph import run
 from tests.support.traces import demo_batch
 
@@ -212,7 +212,7 @@ SAME_ROWS = {
 def test_the_answer_is_what_neo4j_returns_for_the_query(
     client: httpx.Client, two_projects: tuple[str, str], neo4j_driver: Driver, query: str
 ) -> None:
-    # The service runs the query wrapped (service/adhoc_bound.py): same columns, same rows.
+    # The service runs the query wrapped (service/adhoc/bound.py): same columns, same rows.
     mine, _ = two_projects
     response = run(client, mine, query)
     assert response.status_code == 200, response.text[:500]

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from neo4j import Driver
 
-from service.cypher_guard import plan_problems
+from service.adhoc.guard import plan_problems
 from tests.support.graph import run
 from tests.support.traces import demo_batch
 

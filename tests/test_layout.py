@@ -1,7 +1,8 @@
 """Where things live (issue 11's done-when checks), so the layout cannot drift back:
 
 - no command-line code under ``service/`` (the ``memtrace`` command is ``cli/``);
-- every model a route answers or reads is defined in ``service/models/`` (or is a wire model of
+- every model a route answers or reads is defined in ``service/models/`` or in the ``models``
+  module of the feature package it belongs to (``service/<feature>/models.py``), or is a wire model of
   ``memtrace_client.models``, which ``service.models.traces`` re-exports);
 - no error body (``{"error": ...}``) is built outside ``service/http_errors.py``;
 - the docs' "The code" page (docs/code.md) names the folders the tree has, and only those;
@@ -31,6 +32,8 @@ import service
 REPO = Path(__file__).resolve().parent.parent
 SERVICE = REPO / "service"
 MODEL_HOMES = ("service.models.", "memtrace_client.models")
+FEATURE_MODELS = re.compile(r"^service\.\w+\.models$")
+"""A feature package's own models (``service.adhoc.models``): where its routes' models live."""
 CLI_PACKAGES = {"cli", "typer", "click", "rich"}
 
 
@@ -89,7 +92,8 @@ def test_every_route_model_is_defined_in_the_models_home() -> None:
         annotations += [p.field_info.annotation for p in route.dependant.body_params]
         for annotation in annotations:
             for model in _models(annotation):
-                if not model.__module__.startswith(MODEL_HOMES):
+                module = model.__module__
+                if not (module.startswith(MODEL_HOMES) or FEATURE_MODELS.match(module)):
                     outside.add(f"{model.__module__}.{model.__qualname__} ({route.path})")
     assert sorted(outside) == []
 

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from service.models.reports import (
+from service.reports.models import (
     CostTotals,
     ErrorTypeCount,
     Report,
@@ -25,7 +25,7 @@ from service.models.reports import (
     ReportTotals,
     TrendRow,
 )
-from service.report_plots import ERROR_COLOURS, MAX_BARS, errors_over_time
+from service.reports.plots import ERROR_COLOURS, MAX_BARS, errors_over_time
 from tests.support.cli import memtrace
 from tests.support.servers import ServiceHandle
 from tests.support.traces import demo_batch

@@ -2,7 +2,7 @@
 // it, and sends none of the values of a row bigger than the answer's whole byte budget.
 // $params: $_memtrace_max_row_bytes: the answer's byte budget (int); a row estimated above it
 //   comes back with every column null. The caller's own parameters pass through.
-// Filled in by service/adhoc_bound.py with names and generated expressions, never with values:
+// Filled in by service/adhoc/bound.py with names and generated expressions, never with values:
 //   {{query}} the caller's query, each returned expression named with AS; {{columns}} its
 //   columns, backquoted; {{row}} the row as a map {c0: `first`, ...}, read back through keys()
 //   so that Neo4j cannot type its values statically (it refuses nodes() on a known string);

@@ -1,12 +1,12 @@
 // One level of the estimate of a value's size as JSON, for adhoc/bounded_read: never more bytes
-// than service/services/adhoc.py counts for the value, so a row the estimate finds too big the
+// than service/adhoc/service.py counts for the value, so a row the estimate finds too big the
 // service would have stopped at anyway. A string is its characters and quotes; a list is its
 // brackets, and per item a comma and the item's estimate; a map, node or relationship the same
 // over its keys and its values (a node's or path's brackets and names count 29, a
 // relationship's 23, labels and type 0); a path over its nodes and relationships; anything
 // else 1. Only the last line recurses (once), so the text grows linearly with the depth.
 // $params: none of its own; {{deeper}} past the deepest level is adhoc/value_too_deep.
-// Filled in by service/adhoc_bound.py: {{level}} and {{next}} number this level's variables
+// Filled in by service/adhoc/bound.py: {{level}} and {{next}} number this level's variables
 // (_memtrace_v{{level}} holds the value) and the next level's; {{deeper}} is the next level's
 // estimate of _memtrace_v{{next}}.
 reduce(_memtrace_t{{level}} =

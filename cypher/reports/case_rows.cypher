@@ -1,5 +1,5 @@
 // One row per case of a project with what an error report counts: its verdict, system and time
-// (rules in service/models/reports.py), its stored attribution if any and the blamed operation.
+// (rules in service/reports/models.py), its stored attribution if any and the blamed operation.
 // $params: project (string), system (string or null: only cases of this system),
 //          since (datetime or null: only cases at or after it),
 //          until (datetime or null: only cases before it)

@@ -3,7 +3,7 @@
 An audit reads as much of the project as its rows need, which the data decides (issue 21: one
 memory entry of 9,997 versions once kept ``degraded_updates`` busy for 78 s), so each request
 gets one budget for all its reads (``Deadline``), and each read runs the way
-``service.repository.adhoc`` runs an ad-hoc query: an explicit transaction (never a managed
+``service.adhoc.repository`` runs an ad-hoc query: an explicit transaction (never a managed
 transaction function, which the driver would run again on a transient error, out of memory
 included) with a server-side timeout of what is left of the budget, and a client-side deadline
 a little later for a Neo4j that does not answer at all. The session must be a read-access one

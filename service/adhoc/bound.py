@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator
 
 from cypher import query
-from service.cypher_text import Token, tokens
+from service.adhoc.text import Token, tokens
 
 RESERVED = "_memtrace_"
 ROW_BYTES = "_memtrace_row_bytes"

@@ -1,7 +1,7 @@
 """Running a caller's own Cypher (``POST /cypher``): plan it, then run it, both read-only.
 
 This is the one place where Cypher that is not in ``cypher/`` reaches Neo4j, on purpose: the
-text comes from the caller. ``service.cypher_guard`` decides from the plan whether it may run.
+text comes from the caller. ``service.adhoc.guard`` decides from the plan whether it may run.
 
 Both steps run in an explicit transaction of a read-access session, never in a managed
 transaction function: the driver retries those on transient errors, and "out of memory" is a

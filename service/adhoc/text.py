@@ -20,7 +20,7 @@ MATCH``, ``WITH``, ``UNWIND``, ``RETURN``, ``CALL``), so ``CYPHER`` options (``d
 ``runtime=``, ...), ``EXPLAIN``/``PROFILE``, ``USE`` and commands never run, and it has no ``;``.
 Backquoted names are refused: Neo4j copies names into the plan it shows, and a name is the one
 thing a caller could shape to look like a pinning predicate there. Without backquotes a name is
-letters, digits and ``_`` only, so the plan checks in ``service.cypher_guard`` read names that
+letters, digits and ``_`` only, so the plan checks in ``service.adhoc.guard`` read names that
 cannot contain spaces, ``$``, ``=`` or keywords.
 """
 

@@ -1,11 +1,11 @@
 """Ad-hoc read-only Cypher for power users, confined to one project and bounded.
 
-Order of checks, cheapest and most dangerous first: the parameters (``adhoc_parameters``) and
-the text (``service.cypher_text``: length, nesting, operators, one plain query, no backquoted
-names) before anything reaches Neo4j; then Neo4j's plan (``service.cypher_guard``: read-only,
+Order of checks, cheapest and most dangerous first: the parameters (``parameters``) and
+the text (``service.adhoc.text``: length, nesting, operators, one plain query, no backquoted
+names) before anything reaches Neo4j; then Neo4j's plan (``service.adhoc.guard``: read-only,
 pinned to the project); then the run, under one time budget shared with the planning, and
 with a row and a byte budget for the answer. The run is of the query wrapped by
-``service.adhoc_bound``, so that a row too big for the byte budget never leaves Neo4j.
+``service.adhoc.bound``, so that a row too big for the byte budget never leaves Neo4j.
 """
 
 from __future__ import annotations
@@ -19,19 +19,19 @@ from typing import Any
 from neo4j import AsyncSession
 from neo4j.graph import Node, Path, Relationship
 
-from service.adhoc_bound import (
+from service.adhoc import repository as adhoc
+from service.adhoc.bound import (
     MAX_ROW_BYTES,
     RESERVED,
     ROW_BYTES,
     UnboundableQuery,
     bounded_query,
 )
-from service.adhoc_parameters import check_parameters
-from service.cypher_guard import query_problems
-from service.cypher_text import QueryTextError, TextLimits, check_query_text
+from service.adhoc.guard import query_problems
+from service.adhoc.models import CypherRequest, CypherResult
+from service.adhoc.parameters import check_parameters
+from service.adhoc.text import QueryTextError, TextLimits, check_query_text
 from service.errors import InvalidInput, QueryFailed, QueryRefused
-from service.models.adhoc import CypherRequest, CypherResult
-from service.repository import adhoc
 from service.settings import Settings
 
 
@@ -184,7 +184,7 @@ async def _run_bounded(
     settings: Settings,
     left_s: float,
 ) -> bool:
-    """Run ``text`` wrapped by ``service.adhoc_bound``; whether rows were left unread."""
+    """Run ``text`` wrapped by ``service.adhoc.bound``; whether rows were left unread."""
     try:
         wrapped = bounded_query(text, columns)
     except UnboundableQuery as e:

@@ -1,5 +1,5 @@
 """The error report's tables, built once from a ``Report`` for both of its renderings: the HTML
-page (``service.report_html``) and the terminal (``cli/reports.py``).
+page (``service.reports.html``) and the terminal (``cli/reports.py``).
 
 Cells keep their values (numbers stay numbers, a missing name stays None); each renderer writes
 them its own way, with ``number`` and ``share`` so that both print the same figures.
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from service.models.reports import Report
+from service.reports.models import Report
 
 
 @dataclass(frozen=True)

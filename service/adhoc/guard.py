@@ -1,7 +1,7 @@
 """Whether an ad-hoc query (``POST /cypher``) may run: read-only, and inside one project.
 
 Neo4j is asked, not a pattern over the query: the query is planned with ``EXPLAIN`` (nothing
-runs) and the plan's *structure* decides. Before that, ``service.cypher_text`` has refused
+runs) and the plan's *structure* decides. Before that, ``service.adhoc.text`` has refused
 backquoted names, so every name in the plan is letters, digits and ``_``.
 
 1. The **query type** Neo4j reports must be ``r``; the query then also runs in a read-access
@@ -42,7 +42,7 @@ import itertools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from service.cypher_text import QueryTextError, Token, tokens
+from service.adhoc.text import QueryTextError, Token, tokens
 
 # Leaves that read nodes from the store: each must be pinned (rule 3).
 NODE_SCANS = {

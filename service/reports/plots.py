@@ -18,7 +18,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from service.models.reports import Report
+from service.reports.models import Report
 
 # Figures here never need a backend, but anything in this process that asks gets the headless one.
 matplotlib.use("Agg")

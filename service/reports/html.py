@@ -11,10 +11,10 @@ from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from html import escape
 
-from service import report_tables as tables
-from service.models.reports import Report
-from service.report_plots import blamed_operations, errors_over_time, errors_per_system
-from service.report_tables import ReportTable, number
+from service.reports import tables
+from service.reports.models import Report
+from service.reports.plots import blamed_operations, errors_over_time, errors_per_system
+from service.reports.tables import ReportTable, number
 
 MAX_TABLE_ROWS = 200
 

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from service.adhoc.models import CypherRequest, CypherResult
+from service.adhoc.service import run_cypher
 from service.auth import ProjectDep
 from service.dependencies import ReadSessionDep, SettingsDep
-from service.models.adhoc import CypherRequest, CypherResult
 from service.routes.errors import responses
-from service.services.adhoc import run_cypher
 
 router = APIRouter(tags=["audits"])
 

@@ -17,7 +17,8 @@ from neo4j import AsyncSession
 
 from service.errors import InvalidInput, ReadTimedOut
 from service.models.attribution import ErrorType
-from service.models.reports import (
+from service.reports import repository as reports
+from service.reports.models import (
     BlamedOperationCount,
     BlamedPromptCount,
     Bucket,
@@ -31,9 +32,8 @@ from service.models.reports import (
     SystemCount,
     TrendRow,
 )
-from service.repository import reports
+from service.reports.repository import CaseRow
 from service.repository.bounded import Deadline
-from service.repository.reports import CaseRow
 from service.services.prompts import version_rates
 from service.services.times import in_utc
 
@@ -237,7 +237,7 @@ async def build_report_html(
     session: AsyncSession, project: str, filters: ReportFilters, budget_s: float
 ) -> str:
     """The same report as one self-contained HTML page (plots embedded, no network needed)."""
-    from service.report_html import render_report  # matplotlib loads only when HTML is asked for
+    from service.reports.html import render_report  # matplotlib loads only when HTML is asked for
 
     report = await build_report(session, project, filters, budget_s)
     # Drawing the plots takes a few hundred milliseconds: not on the event loop.

@@ -1,0 +1,16 @@
+"""Ad-hoc Cypher (``POST /cypher``): a read-only query confined to one project, bounded in time,
+rows and bytes, for the audits a user writes in the graph.
+
+Read in this order: ``routes`` (the endpoint) -> ``service`` (guard, run, shape the answer) ->
+``repository`` (the only Cypher: the wrapped query in a read transaction). Beside them:
+``guard`` (what a query may do: read-only clauses, pinned to ``$project``), ``text`` (reading a
+query's text: comments, strings, names), ``parameters`` (the caller's ``params`` as Cypher
+values), ``bound`` (the wrapper that makes Neo4j cut big rows before they are sent) and
+``models`` (request and answer).
+
+``router`` is registered by ``service.app``.
+"""
+
+from service.adhoc.routes import router
+
+__all__ = ["router"]

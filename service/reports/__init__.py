@@ -1,0 +1,13 @@
+"""Reports: a project's failures by error type, system and prompt version over time, as JSON
+(``GET /report``) and as one HTML file (``GET /report.html``, ``memtrace report``).
+
+Read in this order: ``routes`` -> ``service`` (the figures from the rows) -> ``repository`` (the
+only Cypher). Beside them: ``models`` (the answer), ``tables`` (the figures as text tables,
+shared with the CLI), ``plots`` (inline SVG charts) and ``html`` (the page).
+
+``router`` is registered by ``service.app``.
+"""
+
+from service.reports.routes import router
+
+__all__ = ["router"]
