@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
 
-from service import adhoc, reports, ui
+from service import adhoc, audits, reports, ui
 from service.auth import KeyConfigError, authorize, load_keys
 from service.auth_middleware import AuthenticationMiddleware
 from service.body_limit import BodyLimitMiddleware
@@ -23,7 +23,6 @@ from service.id_paths import EncodedSlashMiddleware
 from service.routes import (
     attribution,
     attribution_jobs,
-    audits,
     cases,
     deletion,
     health,

@@ -2,8 +2,8 @@
 
 - no command-line code under ``service/`` (the ``memtrace`` command is ``cli/``);
 - every model a route answers or reads is defined in ``service/models/`` or in the ``models``
-  module of the feature package it belongs to (``service/<feature>/models.py``), or is a wire model of
-  ``memtrace_client.models``, which ``service.models.traces`` re-exports);
+  module of the feature package it belongs to (``service/<feature>/models.py``), or is a wire
+  model of ``memtrace_client.models``, which ``service.models.traces`` re-exports);
 - no error body (``{"error": ...}``) is built outside ``service/http_errors.py``;
 - the docs' "The code" page (docs/code.md) names the folders the tree has, and only those;
 - no import cycle among the project's modules, deferred imports (inside functions or under

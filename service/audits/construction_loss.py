@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from service.audits.models import AuditInfo, AuditParameter
 from service.audits.spec import AuditSpec, columns
-from service.models.audits import AuditInfo, AuditParameter
 
 SPEC = AuditSpec(
     AuditInfo(

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from service.audits.models import AuditInfo, AuditParameter
+from service.audits.models import AuditRow as Row
 from service.audits.spec import AuditSpec, columns
 from service.audits.words import public, words_missing
-from service.models.audits import AuditInfo, AuditParameter
-from service.models.audits import AuditRow as Row
 
 
 def lost_words(row: Row, params: Mapping[str, Any]) -> Row | None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import typing
 
 from graph_schema import OperationKind
+from service.audits.models import AuditInfo, AuditParameter
 from service.audits.spec import AuditSpec, columns
-from service.models.audits import AuditInfo, AuditParameter
 
 SPEC = AuditSpec(
     AuditInfo(

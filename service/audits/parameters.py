@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from service.audits.models import AuditParameter
 from service.audits.spec import AuditSpec
 from service.errors import InvalidInput
-from service.models.audits import AuditParameter
 
 COMMON_PARAMETERS = ("project", "skip", "limit")
 """Query parameters every audit takes; the route reads them itself."""

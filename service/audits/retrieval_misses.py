@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from service.audits.models import AuditInfo
+from service.audits.models import AuditRow as Row
 from service.audits.spec import COVERAGE, AuditSpec, columns
 from service.audits.words import carried, content_words, public
-from service.models.audits import AuditInfo
-from service.models.audits import AuditRow as Row
 
 
 def memory_carries_answer(row: Row, params: Mapping[str, Any]) -> Row | None:

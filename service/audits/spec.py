@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from service.models.audits import AuditColumn, AuditInfo, AuditParameter, RowFilter
+from service.audits.models import AuditColumn, AuditInfo, AuditParameter, RowFilter
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from service.models.audits import AuditRow as Row
+from service.audits.models import AuditRow as Row
 from service.text import NUMBER_WORDS, TOKEN, content_tokens
 
 

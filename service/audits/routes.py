@@ -6,13 +6,13 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
+from service.audits import service as audits
+from service.audits.models import AuditInfo, AuditPage
 from service.audits.parameters import COMMON_PARAMETERS
 from service.auth import ProjectDep
 from service.dependencies import BoundedReadSessionDep, SettingsDep
-from service.models.audits import AuditInfo, AuditPage
 from service.routes.errors import responses
 from service.routes.params import Skip, limit_query
-from service.services import audits
 
 router = APIRouter(prefix="/audits", tags=["audits"])
 

@@ -15,8 +15,8 @@ from typing import Any
 from neo4j import AsyncResult, AsyncSession, AsyncTransaction, Record
 
 from cypher import query
-from service.models.audits import AuditRow as Row
-from service.models.audits import RowFilter
+from service.audits.models import AuditRow as Row
+from service.audits.models import RowFilter
 from service.repository.bounded import Deadline, read_within
 from service.repository.values import native
 

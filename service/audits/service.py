@@ -12,13 +12,13 @@ from typing import Any
 
 from neo4j import AsyncSession
 
+from service.audits import repository as audits
 from service.audits.catalogue import AUDITS
+from service.audits.models import AuditInfo, AuditPage
 from service.audits.parameters import parse_parameters
 from service.audits.spec import AuditSpec
 from service.audits.words import answer_needles
 from service.errors import AuditNotFound, ReadTimedOut
-from service.models.audits import AuditInfo, AuditPage
-from service.repository import audits
 from service.repository.bounded import Deadline
 
 
