@@ -17,8 +17,6 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from openai import AsyncOpenAI
-
 from benchmarks.attr_endpoint import add_endpoint_options, endpoint_of, llm_judge
 from benchmarks.attr_inprocess import attribute_in_process
 from benchmarks.attr_metrics import op_correct, reliability, type_correct
@@ -26,8 +24,10 @@ from benchmarks.attr_run import CaseRef, Dataset
 from benchmarks.oracle import CaseTruth, Oracle, OracleJudge, hidden_by_clipping, units_in_prompt
 from service.attribution.judges.base import Judge, Question, UnitText, Verdict
 from service.attribution.judges.heuristic import HeuristicJudge
-from service.attribution.judges.llm import LLMJudge, _estimate_tokens, build_messages
+from service.attribution.judges.llm import LLMJudge, build_messages
 from service.attribution.judges.llm_prompt import output_allowance
+from service.llm.client import connections
+from service.llm.text import estimate_tokens
 from service.settings import Settings
 
 HIDDEN: Counter[str] = Counter()
@@ -41,7 +41,7 @@ OUTPUT_TOKENS_PER_UNIT = 12
 class OracleLLMJudge(LLMJudge):
     """The service's llm judge (heuristic first, deferring below ``confident``) with the oracle
     in place of the endpoint: same deferral and budget, no HTTP. Tokens are estimated from the
-    prompt the service would send (chars/4)."""
+    prompt the service would send (``service.llm.text.estimate_tokens``)."""
 
     _settings: Settings | None = None
     _client: Any = None  # one idle client for every case (the oracle answers, not HTTP)
@@ -49,7 +49,7 @@ class OracleLLMJudge(LLMJudge):
     def __init__(self, truth: CaseTruth | None, confident: float) -> None:
         if OracleLLMJudge._settings is None:
             OracleLLMJudge._settings = Settings()
-            OracleLLMJudge._client = AsyncOpenAI(base_url="http://oracle.invalid/v1", api_key="-")
+            OracleLLMJudge._client = connections("http://oracle.invalid/v1", "-", 1.0)
         settings = OracleLLMJudge._settings
         super().__init__(
             base_url="http://oracle.invalid/v1",
@@ -60,7 +60,7 @@ class OracleLLMJudge(LLMJudge):
             max_tokens=settings.attribution_max_tokens,
             pre=HeuristicJudge(),
             confident=confident,
-            client=OracleLLMJudge._client,
+            connections=OracleLLMJudge._client,
         )
         self._oracle = OracleJudge(truth)
 
@@ -69,7 +69,7 @@ class OracleLLMJudge(LLMJudge):
         if not self._fits_budget(messages, output_allowance([u.id for u in units])):
             return {}
         self.cost.llm_calls += 1
-        spent = _estimate_tokens(messages), OUTPUT_TOKENS_PER_UNIT * len(units) + 8
+        spent = estimate_tokens(messages), OUTPUT_TOKENS_PER_UNIT * len(units) + 8
         self.cost.input_tokens += spent[0]
         self.cost.output_tokens += spent[1]
         self._tokens_spent += sum(spent)

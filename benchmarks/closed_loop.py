@@ -35,12 +35,12 @@ from typing import Any
 
 import httpx
 from memtrace_client import MemTraceClient, Prompt, Tracer
-from openai import OpenAI
 
 from benchmarks.closed_loop_model import respond
 from benchmarks.closed_loop_system import INITIAL_PROMPTS, run_conversation
 from benchmarks.datasets.locomo_source import conversation_files, read_conversation
 from benchmarks.harness import fresh_neo4j, save
+from service.llm.blocking import BlockingChat
 
 PROJECT = "closed-loop"
 
@@ -56,8 +56,7 @@ def _run_split(
     project: str,
     names: list[str],
     prompts: dict[str, Prompt],
-    model: OpenAI,
-    model_name: str,
+    model: BlockingChat,
     sessions: int | None,
     data_dir: str | None,
     tag: str,
@@ -68,7 +67,7 @@ def _run_split(
     case_ids: list[str] = []
     for name in names:
         run = run_conversation(
-            read_conversation(files[name]), prompts, tracer, model, model_name, sessions, tag
+            read_conversation(files[name]), prompts, tracer, model, sessions, tag
         )
         asked, correct, calls = asked + run.asked, correct + run.correct, calls + run.llm_calls
         extractions += run.extractions
@@ -155,9 +154,11 @@ def run_loop(
     """The whole loop against a running service; returns every round's figures."""
     budget = budget or {"max_cases": 32, "max_llm_calls": 40, "max_tokens": 200_000}
     client = MemTraceClient(service_url, project=project)
-    model = OpenAI(base_url=llm_base_url, api_key=api_key, max_retries=2)
     results: list[dict[str, Any]] = []
-    with httpx.Client(base_url=service_url, timeout=600) as http:
+    with (
+        httpx.Client(base_url=service_url, timeout=600) as http,
+        BlockingChat(base_url=llm_base_url, api_key=api_key, model=model_name) as model,
+    ):
         for round_no in range(rounds + 1):
             prompts = _prompts(client, round_no)
             opt = _run_split(
@@ -166,7 +167,6 @@ def run_loop(
                 optimize,
                 prompts,
                 model,
-                model_name,
                 sessions,
                 data_dir,
                 f"r{round_no}-",
@@ -177,7 +177,6 @@ def run_loop(
                 held_out,
                 prompts,
                 model,
-                model_name,
                 sessions,
                 data_dir,
                 f"r{round_no}-",

@@ -1,8 +1,10 @@
 """The memory system the closed loop optimises: extraction with one prompt, BM25 retrieval,
 answering with another, every step traced into MemTrace with the prompt version it ran with.
 
-It talks to its model only through the OpenAI-compatible API (``openai`` client), so the same
-code runs against the simulated model (``benchmarks.closed_loop_model``) or a real endpoint.
+It talks to its model only through the OpenAI-compatible API, with the service's one chat
+client (``service.llm``), so the same code runs against the simulated model
+(``benchmarks.closed_loop_model``) or a real endpoint. Every call bounds its answer
+(``max_tokens``).
 One extraction call per conversation turn, one answer call per question; the cases are judged
 by ``contains_expected`` (every word of the gold answer in the answer).
 
@@ -15,19 +17,21 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
 
 from memtrace_client import Prompt, Tracer
 from memtrace_client.adapters.judging import contains_expected
 from memtrace_client.models import UnitIn
-from openai import OpenAI
 
 from benchmarks.datasets.bm25 import BM25
 from benchmarks.datasets.locomo_source import QA, LocomoConversation
+from service.llm.blocking import BlockingChat
+from service.llm.text import first_json_object
 
 EXTRACTION = "fact-extraction"
 ANSWERING = "answer"
 TOP_K = 5
+MAX_TOKENS = {EXTRACTION: 512, ANSWERING: 128}
+"""Each step's output cap: the facts of one turn; an answer of a few words."""
 
 INITIAL_PROMPTS = {
     EXTRACTION: (
@@ -57,24 +61,6 @@ class RunResult:
     case_ids: list[str] = field(default_factory=list)
 
 
-_DECODER = json.JSONDecoder()
-
-
-def first_json_object(text: str) -> dict[str, Any] | None:
-    """The first JSON object in ``text``, wherever it starts: a model asked for JSON may put a
-    Markdown fence or a sentence around it. None when no ``{`` starts a whole object."""
-    start = text.find("{")
-    while start != -1:
-        try:
-            value, _ = _DECODER.raw_decode(text, start)
-        except json.JSONDecodeError:
-            value = None
-        if isinstance(value, dict):
-            return value
-        start = text.find("{", start + 1)
-    return None
-
-
 def extracted_facts(answer: str) -> list[str] | None:
     """The facts of an extraction answer (its first JSON object's ``facts`` list); None when it
     has none, which the run counts instead of failing on."""
@@ -101,8 +87,7 @@ def run_conversation(
     conversation: LocomoConversation,
     prompts: dict[str, Prompt],
     tracer: Tracer,
-    model: OpenAI,
-    model_name: str,
+    model: BlockingChat,
     sessions: int | None = None,
     tag: str = "",
 ) -> RunResult:
@@ -113,15 +98,14 @@ def run_conversation(
 
     def chat(prompt: Prompt, slots: dict[str, object]) -> str:
         result.llm_calls += 1
-        response = model.chat.completions.create(
-            model=model_name,
-            messages=[
+        answer = model.complete(
+            [
                 {"role": "system", "content": prompt.text},
                 {"role": "user", "content": json.dumps(slots, ensure_ascii=False)},
             ],
-            temperature=0.0,
+            max_tokens=MAX_TOKENS[prompt.name],
         )
-        return response.choices[0].message.content or ""
+        return answer.content
 
     for session in conversation.sessions[:sessions]:
         for turn in session.turns:

@@ -9,6 +9,9 @@
 - no import cycle among the project's modules, deferred imports (inside functions or under
   ``TYPE_CHECKING``) included: a circle that only works because an import is deferred is still
   a circle a reader has to untangle.
+- one chat client: no OpenAI client is made and no chat completion asked for outside
+  ``service/llm/client.py`` (in ``service/`` and the closed-loop benchmark), but for the
+  embeddings client of the evidence search.
 """
 
 from __future__ import annotations
@@ -255,3 +258,39 @@ def test_no_import_cycle() -> None:
     assert _cycles(graph) == []
     # and the check sees a circle when there is one
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+CHAT_CLIENT = Path("service/llm/client.py")
+EMBEDDINGS_CLIENT = Path("service/attribution/search.py")
+"""The embeddings API's own client (it asks for vectors, never for a chat completion)."""
+CLOSED_LOOP = ("benchmarks/closed_loop.py", "benchmarks/closed_loop_system.py")
+
+
+def _chat_client_uses(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """Where a module makes an OpenAI client or asks for a chat completion itself."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = getattr(node.func, "id", getattr(node.func, "attr", None))
+            if name in {"OpenAI", "AsyncOpenAI"}:
+                yield node.lineno, f"{name}("
+        elif isinstance(node, ast.Attribute) and node.attr == "completions":
+            yield node.lineno, ".completions"
+
+
+def test_one_chat_client() -> None:
+    """Every chat completion goes through ``service/llm/client.py``: its budget hooks, backoff,
+    structured output, token parameter and error sorting are the only ones there are."""
+    found = []
+    trees = list(_modules(SERVICE)) + [
+        (Path(p), ast.parse((REPO / p).read_text(encoding="utf-8"))) for p in CLOSED_LOOP
+    ]
+    for path, tree in trees:
+        uses = list(_chat_client_uses(tree))
+        if path == EMBEDDINGS_CLIENT:
+            uses = [u for u in uses if u[1] != "AsyncOpenAI("]
+        if path != CHAT_CLIENT:
+            found += [f"{path}:{line} {what}" for line, what in uses]
+    assert found == []
+    # and the check sees the one client's own uses (it looks for the right shape)
+    made = {what for _, what in _chat_client_uses(ast.parse((REPO / CHAT_CLIENT).read_text()))}
+    assert made == {"AsyncOpenAI(", ".completions"}

@@ -14,9 +14,9 @@ import pytest
 
 from service.attribution.judges.base import CachedJudge, Judge, Question, UnitText, Verdict
 from service.attribution.judges.llm import LLMJudge, unit_ids_in_prompt
-from service.attribution.judges.llm_endpoint import EndpointRefused
 from service.attribution.judges.llm_prompt import STRICT_NOTE, output_allowance
-from service.models.attribution import Cost
+from service.llm.client import EndpointRefused
+from service.models.llm import Cost
 from tests.support.llm_server import ScriptedLLM, oracle_from_ids, scripted_llm, user_text
 
 SECRET = "Ann's passport number is X1234"

@@ -21,7 +21,13 @@ from tests.support.servers import ServiceHandle
 def test_one_round_raises_held_out_accuracy(
     llm_service: ServiceHandle, llm: ScriptedLLM, project: str
 ) -> None:
-    llm.script["answer"] = respond  # type: ignore[attr-defined]
+    caps: list[object] = []
+
+    def capped(request: dict[str, Any]) -> str:
+        caps.append(request.get("max_tokens") or request.get("max_completion_tokens"))
+        return respond(request)
+
+    llm.script["answer"] = capped  # type: ignore[attr-defined]
     figures: dict[str, Any] = run_loop(
         llm_service.url,
         llm.base_url,
@@ -31,6 +37,8 @@ def test_one_round_raises_held_out_accuracy(
         sessions=3,
         project=project,
     )
+    # Every call bounds its answer: the memory system's, the optimiser's and the judge's.
+    assert caps and None not in caps
     [first] = figures["summary"]
     assert first["held_out_after"] > first["held_out_before"], figures
     assert first["optimized_after"] > first["optimized_before"], figures

@@ -39,9 +39,9 @@ from service.attribution.walk import NO_UNIT, CaseFacts, Walk
 from service.models.attribution import (
     AttributionResult,
     BlamedOperation,
-    Cost,
     Searched,
 )
+from service.models.llm import Cost
 
 INCONCLUSIVE_CONFIDENCE = 0.3
 REDUNDANT_SOURCES = 8

@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from service.models.llm import Cost
+
 ErrorType = Literal[
     "ExtractionError", "UpdateError", "DeletionError", "RetrievalError", "ResponseError"
 ]
@@ -44,15 +46,6 @@ class JudgeInfo(BaseModel):
     warning: str | None = Field(
         None, description="Set when an llm judge's result rests on the heuristic judge alone."
     )
-
-
-class Cost(BaseModel):
-    """What the attribution spent. Tokens are as the LLM endpoint reported them."""
-
-    llm_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    seconds: float = 0.0
 
 
 class AttributionResult(BaseModel):

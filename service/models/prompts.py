@@ -7,6 +7,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from service.models.attribution import ErrorType
+from service.models.llm import Cost
 from service.models.traces import Timestamp
 
 
@@ -87,13 +88,6 @@ class CaseFeedback(BaseModel):
     feedback: str
 
 
-class OptimizeCost(BaseModel):
-    llm_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    seconds: float = 0.0
-
-
 class OptimizeResult(BaseModel):
     """The stored proposal: the new version, how it differs, why, and what it cost."""
 
@@ -107,4 +101,4 @@ class OptimizeResult(BaseModel):
     feedback_summary: str
     feedback: list[CaseFeedback]
     cases: list[str]
-    cost: OptimizeCost
+    cost: Cost

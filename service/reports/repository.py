@@ -11,7 +11,7 @@ from typing import Any
 from neo4j import AsyncSession, AsyncTransaction
 
 from cypher import query
-from service.models.attribution import Cost
+from service.models.llm import Cost
 from service.repository.bounded import Deadline, read_within
 from service.repository.values import from_epoch_ms
 

@@ -12,13 +12,13 @@ from neo4j import AsyncSession
 
 from service.attribution.engine import attribute
 from service.attribution.graph import CaseGraph
-from service.attribution.judges import llm_endpoint
 from service.attribution.judges.base import CachedJudge, HeuristicStandIn, Judge
 from service.attribution.judges.heuristic import HeuristicJudge
 from service.attribution.scope import Scope
 from service.attribution.search import EndpointEmbedder
 from service.attribution.walk import CaseFacts
 from service.errors import CaseNotFound, InvalidInput, NotFound
+from service.llm import client as llm_client
 from service.models.attribution import AttributeRequest, AttributionResult
 from service.models.cases import CaseView
 from service.models.judge_check import JudgeCheckResult
@@ -103,12 +103,16 @@ async def probe_llm(settings: Settings) -> None:
     model is an error in the log and in ``/readyz`` before anyone asks for an llm judge."""
     if not settings.llm_base_url:
         return
-    message = await llm_endpoint.probe(
-        settings.llm_base_url,
-        settings.llm_api_key.get_secret_value(),
-        settings.llm_model,
-        settings.llm_timeout_s,
+    chat = llm_client.ChatClient(
+        base_url=settings.llm_base_url,
+        api_key=settings.llm_api_key.get_secret_value(),
+        model=settings.llm_model,
+        timeout_s=settings.llm_timeout_s,
     )
+    try:
+        message = await chat.probe()
+    finally:
+        await chat.aclose()
     if message:
         log.error("the llm judge cannot work: %s", message)
 
@@ -117,7 +121,7 @@ def llm_refusal(settings: Settings) -> str | None:
     """Why the configured LLM endpoint refuses us (its last answer), or None."""
     if not settings.llm_base_url:
         return None
-    return llm_endpoint.refusal(settings.llm_base_url, settings.llm_model)
+    return llm_client.refusal(settings.llm_base_url, settings.llm_model)
 
 
 def require_llm(settings: Settings, what: str, loc: list[str]) -> str:
@@ -139,9 +143,10 @@ def llm_judge(
     ask_all: bool,
     max_calls: int,
     verdict_confidence: float | None = None,
-    client: AsyncOpenAI | None = None,
+    connections: AsyncOpenAI | None = None,
 ) -> LLMJudge:
-    """An LLM judge on the configured endpoint, with the settings' budgets and sizes."""
+    """An LLM judge on the configured endpoint, with the settings' budgets and sizes;
+    ``connections`` (:func:`service.llm.client.connections`) shares one pool across judges."""
     from service.attribution.judges.llm import LLM_CONFIDENCE, LLMJudge
 
     return LLMJudge(
@@ -158,7 +163,7 @@ def llm_judge(
         concurrency=settings.llm_concurrency,
         context_tokens=settings.llm_context_tokens,
         verdict_confidence=LLM_CONFIDENCE if verdict_confidence is None else verdict_confidence,
-        client=client,
+        connections=connections,
     )
 
 

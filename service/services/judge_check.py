@@ -19,12 +19,12 @@ from collections import Counter
 from datetime import UTC, datetime
 
 from neo4j import AsyncSession
-from openai import AsyncOpenAI
 
 from service.attribution.judge_probes import PROBE_SET, Probe, probe_set
 from service.attribution.judges.base import Verdict
 from service.attribution.judges.llm import LLMJudge
 from service.errors import NotFound
+from service.llm.client import connections
 from service.models.judge_check import JudgeCheckResult, RoleScore
 from service.repository import judge_checks
 from service.services.attribution import llm_judge, remember_self_check, require_llm
@@ -120,19 +120,14 @@ async def run_check(settings: Settings) -> JudgeCheckResult:
     ``LLMEndpointRefused`` (502); every other failure is counted in the outcome."""
     base_url = require_llm(settings, "judge check", ["settings", "llm_base_url"])
     probes = probe_set()
-    client = AsyncOpenAI(
-        base_url=base_url,
-        api_key=settings.llm_api_key.get_secret_value(),
-        timeout=settings.llm_timeout_s,
-        max_retries=0,
-    )
+    pool = connections(base_url, settings.llm_api_key.get_secret_value(), settings.llm_timeout_s)
     judges = [
         llm_judge(
             settings,
             pre=None,
             ask_all=True,
             max_calls=settings.attribution_max_llm_calls,
-            client=client,
+            connections=pool,
         )
         for _ in probes
     ]
@@ -143,7 +138,7 @@ async def run_check(settings: Settings) -> JudgeCheckResult:
             return_exceptions=True,
         )
     finally:
-        await client.close()
+        await pool.close()
     for outcome in outcomes:
         if isinstance(outcome, BaseException):
             raise outcome

@@ -1,42 +1,36 @@
-"""Chat completions for prompt optimisation on a hard budget of calls and tokens.
+"""Chat completions for prompt optimisation on a hard budget of calls and tokens: a budget
+policy over the one chat client (:mod:`service.llm.client`).
 
-The endpoint, key, model and timeout are the llm judge's (``MEMTRACE_LLM_*``), and so is the
-handling of errors (``service.attribution.judges.llm``): transient ones (connection, timeout,
-429, 5xx) are retried with the same backoff and Retry-After rule, every attempt counts as a call,
-the SDK's own retries are off. The budget is never exceeded, which the judge does not promise
-(it lets an answer run past its allowance):
+The endpoint, key, model, timeout and concurrency are the llm judge's (``MEMTRACE_LLM_*``), and
+so is the client with its handling of errors: transient ones (connection, timeout, 429, 5xx) are
+retried with the same :class:`~service.llm.client.Backoff`, every attempt counts as a call. The
+budget is never exceeded, which the judge does not promise (it lets an answer run past its
+allowance):
 
-- a call starts only when ``calls < max_calls`` and its input estimate (characters / 3, on the
-  high side of real tokenizers) plus its output cap fits in what is left of ``max_tokens``;
+- an attempt starts only when ``calls < max_calls`` and its input estimate
+  (:func:`service.llm.text.estimate_tokens`, on the high side of real tokenizers) plus its output
+  cap fits in what is left of ``max_tokens``;
 - the output cap is sent as the request's ``max_tokens``, so the answer cannot run past it.
 What is left is counted from the ``usage`` the endpoint reports (the estimate when it reports
-none).
+none). Any other failure is :class:`~service.errors.UpstreamFailed`: nothing is stored.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass
 
-import openai
-from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletionMessageParam
 
-from service.attribution.judges.llm import (
-    BACKOFF_FIRST_S,
-    BACKOFF_MAX_S,
-    FATAL_STATUS,
-    TRANSIENT,
-    _retry_after,
-)
 from service.errors import InvalidInput, UpstreamFailed
-from service.models.prompts import OptimizeCost
+from service.llm.client import Backoff, CallFailed, ChatClient, EndpointRefused
+from service.llm.text import estimate_tokens
+from service.models.llm import Cost
 from service.settings import Settings
 
 logger = logging.getLogger(__name__)
 
-CHARS_PER_TOKEN = 3
+RETRIED = frozenset({"transient", "timeout"})
 
 
 def check_endpoint(settings: Settings) -> str:
@@ -63,25 +57,21 @@ class BudgetSpent(Exception):
     """No call fits in what is left of the budget."""
 
 
-def estimate_tokens(messages: list[ChatCompletionMessageParam]) -> int:
-    return sum(len(str(m.get("content") or "")) for m in messages) // CHARS_PER_TOKEN + 8
-
-
 class BudgetedChat:
     """One optimisation's connection to the LLM endpoint and what it has spent."""
 
     def __init__(self, settings: Settings, max_calls: int, max_tokens: int) -> None:
-        check_endpoint(settings)
         self.model = settings.llm_model
         self.max_calls = max_calls
         self.max_tokens = max_tokens
-        self.cost = OptimizeCost()
+        self.cost = Cost()
         self._disabled = False
-        self._client = AsyncOpenAI(
-            base_url=settings.llm_base_url,
+        self._chat = ChatClient(
+            base_url=check_endpoint(settings),
             api_key=settings.llm_api_key.get_secret_value(),
-            timeout=settings.llm_timeout_s,
-            max_retries=0,
+            model=settings.llm_model,
+            timeout_s=settings.llm_timeout_s,
+            concurrency=settings.llm_concurrency,
         )
 
     @property
@@ -103,7 +93,7 @@ class BudgetedChat:
         return needed <= self.max_tokens - self.tokens_spent
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await self._chat.aclose()
 
     async def complete(
         self,
@@ -113,52 +103,61 @@ class BudgetedChat:
     ) -> Reply:
         """The answer; ``BudgetSpent`` when no attempt is left (beside ``reserve``, see
         ``fits``), ``UpstreamFailed`` when the endpoint refuses."""
-        delay = BACKOFF_FIRST_S
-        while self.fits(messages, output_tokens, reserve):
-            self.cost.llm_calls += 1
-            try:
-                response = await self._client.chat.completions.create(
-                    model=self.model,
-                    messages=messages,
-                    max_tokens=output_tokens,
-                    temperature=0.0,
+
+        def admit() -> None:  # before every HTTP attempt, the client's own included
+            if not self.fits(messages, output_tokens, reserve):
+                raise BudgetSpent(
+                    f"budget spent: {self.cost.llm_calls} of {self.max_calls} calls, "
+                    f"{self.tokens_spent} of {self.max_tokens} tokens"
                 )
-            except TRANSIENT as e:
-                logger.warning("prompt optimisation: transient %s", type(e).__name__)
+            self.cost.llm_calls += 1
+
+        backoff = Backoff()
+        while True:
+            try:
+                completion = await self._chat.complete(
+                    messages, max_tokens=output_tokens, admit=admit
+                )
+            except CallFailed as e:
+                if e.reason not in RETRIED:
+                    raise _upstream_failed(e) from e
+                logger.warning("prompt optimisation: %s failure, asking again", e.reason)
                 self._spend_estimate(messages, 0)
-                await asyncio.sleep(max(delay, _retry_after(e)))
-                delay = min(delay * 2, BACKOFF_MAX_S)
+                await backoff.wait(e)
                 continue
-            except openai.APIStatusError as e:
-                logger.warning("prompt optimisation: endpoint answered %d", e.status_code)
-                if e.status_code in FATAL_STATUS:
-                    self._disabled = True
-                raise UpstreamFailed(
-                    f"the LLM endpoint answered {e.status_code}; nothing stored",
-                    details=[{"loc": ["llm"], "msg": f"HTTP {e.status_code}"}],
-                ) from e
-            except openai.APIError as e:
-                raise UpstreamFailed(
-                    f"the LLM endpoint's answer is unusable ({type(e).__name__}); nothing stored",
-                    details=[{"loc": ["llm"], "msg": type(e).__name__}],
-                ) from e
-            usage = response.usage
+            except EndpointRefused as e:
+                logger.warning("prompt optimisation: endpoint answered %d", e.status)
+                self._disabled = True
+                raise _answered(e.status) from e
+            usage = completion.usage
             if usage is None:
                 self._spend_estimate(messages, output_tokens)
             else:
                 self.cost.input_tokens += usage.prompt_tokens
                 self.cost.output_tokens += usage.completion_tokens
-            if not response.choices:
-                return Reply("", None)
-            choice = response.choices[0]
-            return Reply(choice.message.content or "", choice.finish_reason)
-        raise BudgetSpent(
-            f"budget spent: {self.cost.llm_calls} of {self.max_calls} calls, "
-            f"{self.tokens_spent} of {self.max_tokens} tokens"
-        )
+            return Reply(completion.content, completion.finish_reason)
 
     def _spend_estimate(self, messages: list[ChatCompletionMessageParam], output: int) -> None:
         """Count a call whose usage is unknown at its estimate, so the budget stays honest (a
         failed attempt may still have been billed for its input)."""
         self.cost.input_tokens += estimate_tokens(messages)
         self.cost.output_tokens += output
+
+
+def _answered(status: int) -> UpstreamFailed:
+    return UpstreamFailed(
+        f"the LLM endpoint answered {status}; nothing stored",
+        details=[{"loc": ["llm"], "msg": f"HTTP {status}"}],
+    )
+
+
+def _upstream_failed(failure: CallFailed) -> UpstreamFailed:
+    """A failure asking again cannot mend, as the optimisation's 502."""
+    if failure.status is not None:
+        logger.warning("prompt optimisation: endpoint answered %d", failure.status)
+        return _answered(failure.status)
+    what = type(failure.__cause__).__name__
+    return UpstreamFailed(
+        f"the LLM endpoint's answer is unusable ({what}); nothing stored",
+        details=[{"loc": ["llm"], "msg": what}],
+    )

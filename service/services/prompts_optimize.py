@@ -36,17 +36,13 @@ from openai.types.chat import ChatCompletionMessageParam
 from graph_schema.prompts import OPTIMIZATION_KIND, Prompt
 from ingest.rows import batch_rows
 from service.errors import InvalidInput
+from service.llm.text import estimate_tokens, strip_fence
 from service.models.prompts import CaseFeedback, OptimizeRequest, OptimizeResult, PromptVersion
 from service.models.traces import TraceBatch
 from service.repository import prompts as repo
 from service.services import prompts_proposal
 from service.services.prompts import get_prompt
-from service.services.prompts_llm import (
-    BudgetedChat,
-    BudgetSpent,
-    check_endpoint,
-    estimate_tokens,
-)
+from service.services.prompts_llm import BudgetedChat, BudgetSpent, check_endpoint
 from service.settings import Settings
 
 Progress = Callable[[dict[str, Any]], Awaitable[None]]
@@ -194,7 +190,7 @@ async def run(
             answer = await chat.complete(edit_messages(plan, summaries), cap)
         except BudgetSpent as e:
             raise _spent(chat, f"before the edit ({e})") from e
-        new_text = prompts_proposal.strip_fence(answer.text)
+        new_text = strip_fence(answer.text)
         prompts_proposal.check_proposal(
             plan.name, plan.old.text, new_text, answer.finish_reason, cap
         )

@@ -66,15 +66,6 @@ def edit_tokens(old: str) -> int:
     return len(old) // 2 + 400
 
 
-def strip_fence(text: str) -> str:
-    """The proposal without a Markdown code fence around it (asked for none; some add one)."""
-    stripped = text.strip()
-    if stripped.startswith("```"):
-        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
-        stripped = stripped.removesuffix("```").strip()
-    return stripped
-
-
 def _flat(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 

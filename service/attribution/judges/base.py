@@ -7,7 +7,8 @@ from datetime import datetime
 from typing import Protocol
 
 from service.attribution.confidence import LLM_VERDICT
-from service.models.attribution import Cost, JudgeInfo
+from service.models.attribution import JudgeInfo
+from service.models.llm import Cost
 
 
 @dataclass(frozen=True)

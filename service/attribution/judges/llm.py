@@ -6,8 +6,8 @@ Invariants:
 - every HTTP attempt is one call in ``cost.llm_calls`` (the client never retries by itself), and
   an instance (one case) never makes more than ``max_calls`` attempts;
 - every request bounds its answer (``max_tokens`` from :func:`.llm_prompt.output_allowance`), and
-  a call starts only if its prompt (estimated at chars/4) plus that answer fits in what is left of
-  the token budget, counted from the ``usage`` the endpoint reports;
+  a call starts only if its prompt (:func:`service.llm.text.estimate_tokens`) plus that answer
+  fits in what is left of the token budget, counted from the ``usage`` the endpoint reports;
 - a batch fits the model's context (``context_tokens``): long units are cut to excerpts about the
   question first, then the batch is split;
 - an answer that was cut at ``max_tokens``, malformed, or timed out is asked once more, never as
@@ -16,52 +16,42 @@ Invariants:
 - whatever goes wrong, ``judge`` still returns a verdict for every unit (the pre-judge's, else
   ``carries=None``), and :meth:`LLMJudge.info` says how many verdicts came from the LLM, so a
   result that rests on the heuristic says so. Only a refused endpoint (401/403/404) raises
-  (:class:`.llm_endpoint.EndpointRefused`): its settings are wrong and the user must know;
+  (:class:`service.llm.client.EndpointRefused`): its settings are wrong and the user must know;
 - prompts and unit contents hold user memory: they are logged at debug level only.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections import Counter
+from typing import TYPE_CHECKING
 
-from openai import AsyncOpenAI
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletionMessageParam
 
 from service.attribution.confidence import LLM_VERDICT
 from service.attribution.judges.base import Judge, Question, UnitText, Verdict
-from service.attribution.judges.llm_endpoint import (
-    REFUSED_STATUS,
-    CallFailed,
-    LLMEndpoint,
-    _retry_after,
-)
-from service.attribution.judges.llm_endpoint import (
-    TRANSIENT as ENDPOINT_TRANSIENT,
-)
 from service.attribution.judges.llm_prompt import (
     UNIT_LINE_RE,
     MalformedAnswer,
+    answer_schema,
     build_messages,
-    estimate_tokens,
     output_allowance,
     parse_answer,
     unit_ids_in_prompt,
     unit_line,
 )
-from service.models.attribution import Cost, JudgeInfo
+from service.llm.client import Backoff, CallFailed, ChatClient
+from service.llm.text import estimate_tokens
+from service.models.attribution import JudgeInfo
+from service.models.llm import Cost
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
 
 __all__ = [
-    "BACKOFF_FIRST_S",
-    "BACKOFF_MAX_S",
-    "FATAL_STATUS",
-    "TRANSIENT",
     "UNIT_LINE_RE",
     "LLMJudge",
-    "_estimate_tokens",
-    "_retry_after",
     "build_messages",
     "unit_ids_in_prompt",
     "unit_line",
@@ -73,17 +63,8 @@ LLM_CONFIDENCE = LLM_VERDICT
 """Confidence of a verdict the LLM gave when the model's accuracy was not measured
 (``memtrace judge check`` measures it)."""
 
-# The prompt optimiser's client (service.services.prompts_llm) shares these retry rules.
-TRANSIENT = ENDPOINT_TRANSIENT
-FATAL_STATUS = REFUSED_STATUS
-_estimate_tokens = estimate_tokens
-
-BACKOFF_FIRST_S = 0.2
-BACKOFF_MAX_S = 5.0
 MIN_UNIT_CHARS = 300
 """Below this an excerpt rarely holds a fact with its subject: split the batch instead."""
-CONTEXT_CHARS_PER_TOKEN = 3
-"""Fitting a prompt to the context errs short: JSON-quoted text tokenises worse than prose."""
 
 ALWAYS_ASKED_KINDS = frozenset({"context"})
 """Kinds the LLM is asked about even where the pre-judge is confident. A ResponseError rests on
@@ -102,9 +83,9 @@ class LLMJudge:
     sees the doubtful ones; a batch it finds no carrier in goes to the LLM whole, since "none
     of these carries it" is what the walk blames an operation on (and a paraphrase is what a
     lexical judge misses). ``ask_all`` (the ``llm-all`` judge) sends every unit to the LLM; the
-    pre-judge's verdicts then only stand in where the LLM gave none. ``client`` lets the caller
-    share one connection pool across cases; it is then used with ``max_retries=0`` and
-    ``timeout_s`` too. ``verdict_confidence`` is what each LLM verdict is taken to be worth
+    pre-judge's verdicts then only stand in where the LLM gave none. ``connections``
+    (:func:`service.llm.client.connections`) lets the caller share one connection pool across
+    cases. ``verdict_confidence`` is what each LLM verdict is taken to be worth
     (the model's accuracy on its judge check, else :data:`LLM_CONFIDENCE`). A model below the
     check's threshold never gets here: ``build_judge`` stands it down.
     """
@@ -127,7 +108,7 @@ class LLMJudge:
         max_unit_chars: int = 1500,
         temperature: float | None = 0.0,
         verdict_confidence: float = LLM_CONFIDENCE,
-        client: AsyncOpenAI | None = None,
+        connections: AsyncOpenAI | None = None,
     ) -> None:
         self.kind = "llm-all" if ask_all else "llm"
         self.model: str | None = model
@@ -143,24 +124,24 @@ class LLMJudge:
         self.failures: Counter[str] = Counter()
         self.llm_verdicts = 0
         self._tokens_spent = 0
-        self._endpoint = LLMEndpoint(
+        self._chat = ChatClient(
             base_url=base_url,
             api_key=api_key,
             model=model,
             timeout_s=timeout_s,
             concurrency=concurrency,
             temperature=temperature,
-            client=client,
+            connections=connections,
         )
 
     async def aclose(self) -> None:
         """Close the HTTP connections, unless the client was lent by the caller."""
-        await self._endpoint.aclose()
+        await self._chat.aclose()
 
     @property
     def call_seconds(self) -> list[float]:
         """Seconds of each HTTP attempt so far (a slot's wait excluded)."""
-        return self._endpoint.call_seconds
+        return self._chat.call_seconds
 
     def info(self) -> JudgeInfo:
         """The judge as a result reports it: what the LLM was asked and what it gave."""
@@ -241,7 +222,7 @@ class LLMJudge:
         chars = self.max_unit_chars
         while True:
             messages = build_messages(question, units, chars)
-            needed = estimate_tokens(messages) * 4 // CONTEXT_CHARS_PER_TOKEN
+            needed = estimate_tokens(messages)  # errs long, as fitting a context should
             if needed + output_allowance([u.id for u in units]) <= self.context_tokens:
                 return [(units, chars)]
             if chars > MIN_UNIT_CHARS:
@@ -277,18 +258,20 @@ class LLMJudge:
         """Verdicts, or the reason the answer gave none (worth asking again, differently), or
         None when no call could be made (budget, failures)."""
         allowance = output_allowance(ids)
-        delay = BACKOFF_FIRST_S
+        backoff = Backoff()
         while self._fits_budget(messages, allowance):
             try:
-                completion = await self._endpoint.complete(
-                    messages, ids, allowance, self._count_call
+                completion = await self._chat.complete(
+                    messages,
+                    max_tokens=allowance,
+                    schema=answer_schema(ids),
+                    admit=self._count_call,
                 )
             except CallFailed as e:
                 self._fail(e.reason)
                 if e.reason != "transient":
                     return e.reason
-                await asyncio.sleep(max(delay, e.retry_after_s))  # 429/5xx: the same is fine
-                delay = min(delay * 2, BACKOFF_MAX_S)
+                await backoff.wait(e)  # 429/5xx: the same request is fine
                 continue
             self._record_usage(completion.usage, messages, allowance)
             try:  # parsed first: llama.cpp may say "length" of an answer that closed in time

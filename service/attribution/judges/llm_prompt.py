@@ -26,12 +26,10 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from service.attribution.judges.base import Question, UnitText
 from service.attribution.judges.dates import MONTHS, WEEKDAYS
+from service.llm.text import first_json_object
 from service.text import excerpt
 
 UNIT_LINE_RE = re.compile(r'^\[id=("(?:[^"\\]|\\.)*")\] kind=', re.MULTILINE)
-
-CHARS_PER_TOKEN = 4
-"""For budgets counted before the endpoint reports usage (English text, BPE tokenisers)."""
 
 SYSTEM_PROMPT = """\
 You check the memory of an AI assistant that answered a user's question wrongly.
@@ -120,10 +118,6 @@ def build_messages(
     ]
 
 
-def estimate_tokens(messages: list[ChatCompletionMessageParam]) -> int:
-    return sum(len(str(m.get("content") or "")) for m in messages) // CHARS_PER_TOKEN
-
-
 def output_allowance(unit_ids: list[str]) -> int:
     """``max_tokens`` for an answer about ``unit_ids``: a token per character of every quoted
     id (tokenisers of small models split digits one by one: SmolLM2 spent ~13 tokens on
@@ -159,24 +153,6 @@ class MalformedAnswer(ValueError):
     """The answer holds no verdicts object the judge can read."""
 
 
-def _json_object(content: str) -> Any:
-    """The answer's JSON: the whole text, or else its first balanced ``{...}`` (a model in plain
-    text mode may wrap it in a Markdown fence or a sentence)."""
-    text = content.strip()
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    start = text.find("{")
-    while start != -1:
-        try:
-            value, _ = json.JSONDecoder().raw_decode(text, start)
-            return value
-        except ValueError:
-            start = text.find("{", start + 1)
-    raise MalformedAnswer("no JSON object in the answer")
-
-
 def _pairs(verdicts: Any) -> list[tuple[Any, Any]]:
     if isinstance(verdicts, dict):
         return list(verdicts.items())
@@ -193,8 +169,8 @@ def parse_answer(content: str, asked: set[str]) -> dict[str, bool]:
     and values that are not JSON booleans are ignored; an id answered both ways is left out
     (unknown) rather than guessed.
     """
-    value = _json_object(content)
-    if not isinstance(value, dict) or "verdicts" not in value:
+    value = first_json_object(content)  # a model in text mode may fence it or add a sentence
+    if value is None or "verdicts" not in value:
         raise MalformedAnswer('no "verdicts" key')
     found: dict[str, bool] = {}
     contradicted: set[str] = set()

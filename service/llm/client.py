@@ -1,18 +1,23 @@
-"""One chat completion against an OpenAI-compatible endpoint, as the LLM judge needs it.
+"""One chat completion against an OpenAI-compatible endpoint, for every caller in MemTrace.
 
-- Structured output: ask for the verdicts with ``response_format`` ``json_schema`` (strict);
-  when the server refuses that (400 naming the response format or schema), fall back to
-  ``json_object``, then to plain text (the parser is tolerant). What a server took is remembered
-  per endpoint and model for the process, so the negotiation costs a call once, not per case.
-- Every request carries ``max_tokens``. Servers that refuse the parameter by that name (OpenAI's
-  reasoning models) are sent ``max_completion_tokens`` instead, also remembered.
+- Structured output: a caller that wants JSON passes the ``json_schema`` response format it
+  wants; when the server refuses that (400 naming the response format or schema), the client
+  falls back to ``json_object``, then to plain text (callers parse tolerantly). What a server
+  took is remembered per endpoint and model for the process, so the negotiation costs a call
+  once, not per request.
+- Every request carries its output cap. Servers that refuse ``max_tokens`` by that name
+  (OpenAI's reasoning models) are sent ``max_completion_tokens`` instead, also remembered.
+- Every HTTP attempt passes the caller's ``admit`` first (a budget counts it there, or refuses
+  it); the SDK's own retries are off, since they would be attempts nobody counts or bounds.
 - Concurrency: at most ``concurrency`` requests to one endpoint at once, across every event loop
   of the process (the request loop and the job threads). A one-slot llama.cpp server queues a
   second request and the client's timeout would count that wait; our own queue is outside the
   timeout, which then measures only the server's work.
-- Errors are sorted for the judge: :class:`EndpointRefused` (401/403/404: settings are wrong,
-  every later call would fail alike), :class:`CallFailed` with a reason (``timeout``,
-  ``transient`` for 429/5xx/connection, ``rejected`` for another 4xx).
+- Errors are sorted for the caller's policy: :class:`EndpointRefused` (401/403/404: settings are
+  wrong, every later call would fail alike; ``/readyz`` reports it, :func:`refusal`),
+  :class:`CallFailed` with a reason (``timeout``, ``transient`` for 429/5xx/connection,
+  ``rejected`` for another 4xx or an answer that is not a chat completion). :class:`Backoff` is
+  the wait between transient failures every policy uses.
 
 Prompts hold user memory: nothing here logs them.
 """
@@ -23,7 +28,7 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -33,7 +38,6 @@ from openai import AsyncOpenAI
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletionMessageParam
 
-from service.attribution.judges.llm_prompt import answer_schema
 from service.errors import LLMEndpointRefused
 
 logger = logging.getLogger(__name__)
@@ -44,29 +48,53 @@ OUTPUT_MODES: tuple[OutputMode, ...] = ("json_schema", "json_object", "text")
 REFUSED_STATUS = {401, 403, 404}
 """Wrong key, model or URL."""
 
-TRANSIENT = (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError)
-"""Worth another attempt (rate limits, 5xx, a dropped connection; a timeout is not one)."""
-
 SLOT_POLL_S = 0.01
+BACKOFF_FIRST_S = 0.2
+BACKOFF_MAX_S = 5.0
+RETRY_AFTER_MAX_S = 5.0
+"""A server's small Retry-After is honoured; a large one is the caller's budget's business."""
 
 
-EndpointRefused = LLMEndpointRefused
+class EndpointRefused(LLMEndpointRefused):
+    """The endpoint answered ``status`` (401, 403 or 404): its URL, key or model is wrong."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class CallFailed(Exception):
-    """One call gave nothing; ``reason`` is ``timeout``, ``transient`` or ``rejected``."""
+    """One call gave nothing; ``reason`` is ``timeout``, ``transient`` or ``rejected``.
+    ``status`` is the HTTP status the endpoint answered, when it answered one."""
 
-    def __init__(self, reason: str, retry_after_s: float = 0.0) -> None:
+    def __init__(self, reason: str, retry_after_s: float = 0.0, status: int | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retry_after_s = retry_after_s
+        self.status = status
 
 
 @dataclass(frozen=True)
 class Completion:
+    """An answer's text, why it ended (``"length"`` when the output cap cut it, ``"stop"`` when
+    the model finished, None when not reported) and the usage the endpoint reported."""
+
     content: str
     finish_reason: str | None
     usage: CompletionUsage | None
+
+
+class Backoff:
+    """The wait before asking again after a transient failure: doubling from
+    :data:`BACKOFF_FIRST_S` to :data:`BACKOFF_MAX_S`, never shorter than the server's
+    Retry-After."""
+
+    def __init__(self) -> None:
+        self._delay = BACKOFF_FIRST_S
+
+    async def wait(self, failure: CallFailed) -> None:
+        await asyncio.sleep(max(self._delay, failure.retry_after_s))
+        self._delay = min(self._delay * 2, BACKOFF_MAX_S)
 
 
 class _Slots:
@@ -118,6 +146,12 @@ def endpoint_failure_message(base_url: str, model: str, status: int) -> str:
     )
 
 
+def connections(base_url: str, api_key: str, timeout_s: float) -> AsyncOpenAI:
+    """A pool of HTTP connections to one endpoint that several clients share (``connections=``
+    of :class:`ChatClient`); its maker closes it (``await pool.close()``)."""
+    return AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0)
+
+
 def _names_response_format(error: openai.BadRequestError) -> bool:
     text = str(error).lower()
     return any(w in text for w in ("response_format", "json_schema", "schema", "grammar"))
@@ -128,8 +162,23 @@ def _names_max_tokens(error: openai.BadRequestError) -> bool:
     return "max_tokens" in text and "max_completion_tokens" in text
 
 
-class LLMEndpoint:
-    """Chat completions for the judge on one endpoint and model."""
+def _retry_after(error: Exception) -> float:
+    response = getattr(error, "response", None)
+    value = response.headers.get("retry-after") if response is not None else None
+    try:
+        return min(float(value), RETRY_AFTER_MAX_S) if value else 0.0
+    except ValueError:
+        return 0.0
+
+
+def _admit_all() -> None:
+    return None
+
+
+class ChatClient:
+    """Chat completions on one endpoint and model. ``connections`` (from :func:`connections`)
+    lets callers share one pool across clients; it is then used with ``max_retries=0`` and
+    ``timeout_s`` too, and not closed by :meth:`aclose`."""
 
     def __init__(
         self,
@@ -140,7 +189,7 @@ class LLMEndpoint:
         timeout_s: float,
         concurrency: int = 1,
         temperature: float | None = 0.0,
-        client: AsyncOpenAI | None = None,
+        connections: AsyncOpenAI | None = None,
     ) -> None:
         self.base_url = base_url
         self.model = model
@@ -150,12 +199,11 @@ class LLMEndpoint:
         """Every HTTP attempt's seconds, from sending to the answer or error (the wait for a
         slot is not in it): what ``memtrace judge check`` reports as latency."""
         self._slots = _slots_for(base_url, max(1, concurrency))
-        self._owns_client = client is None
-        # max_retries=0: the SDK's own retries would be attempts we neither count nor bound.
+        self._owns_client = connections is None
         self._client = (
             AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0)
-            if client is None
-            else client.with_options(max_retries=0, timeout=timeout_s)
+            if connections is None
+            else connections.with_options(max_retries=0, timeout=timeout_s)
         )
 
     async def aclose(self) -> None:
@@ -164,19 +212,23 @@ class LLMEndpoint:
 
     @property
     def mode(self) -> OutputMode:
+        """The structured output this endpoint and model take (what a schema is sent as)."""
         return OUTPUT_MODES[_modes.get(self._key, 0)]
 
     async def complete(
         self,
         messages: list[ChatCompletionMessageParam],
-        unit_ids: list[str],
+        *,
         max_tokens: int,
-        on_call: Any,
+        schema: dict[str, Any] | None = None,
+        admit: Callable[[], None] = _admit_all,
     ) -> Completion:
-        """One answer about ``unit_ids``; ``on_call()`` runs before every HTTP attempt (a
-        refused response format costs one more attempt, once per endpoint and process)."""
+        """One answer of at most ``max_tokens``; ``schema`` (a ``json_schema`` response format)
+        asks for structured output, None for plain text. ``admit()`` runs before every HTTP
+        attempt and may raise to stop it (a refused response format or token parameter costs
+        one more attempt, once per endpoint and process)."""
         while True:
-            on_call()
+            admit()
             try:
                 async with self._slots.hold():
                     sent = time.perf_counter()
@@ -184,7 +236,7 @@ class LLMEndpoint:
                         response = await self._client.chat.completions.create(
                             model=self.model,
                             messages=messages,
-                            **self._options(unit_ids, max_tokens),
+                            **self._options(max_tokens, schema),
                         )
                     finally:
                         self.call_seconds.append(time.perf_counter() - sent)
@@ -192,24 +244,20 @@ class LLMEndpoint:
                 if _names_max_tokens(e) and self._token_param() == "max_tokens":
                     _token_param[self._key] = "max_completion_tokens"
                     continue
-                if _names_response_format(e) and self._downgrade():
+                if schema is not None and _names_response_format(e) and self._downgrade():
                     continue
-                logger.warning("LLM judge: endpoint answered 400, not retried")
-                raise CallFailed("rejected") from e
+                logger.warning("LLM endpoint answered 400, not retried")
+                raise CallFailed("rejected", status=e.status_code) from e
             except openai.APITimeoutError as e:
                 raise CallFailed("timeout") from e
-            except (
-                openai.APIConnectionError,
-                openai.RateLimitError,
-                openai.InternalServerError,
-            ) as e:
+            except openai.APIConnectionError as e:
                 raise CallFailed("transient", _retry_after(e)) from e
+            except (openai.RateLimitError, openai.InternalServerError) as e:
+                raise CallFailed("transient", _retry_after(e), e.status_code) from e
             except openai.APIStatusError as e:
                 if e.status_code in REFUSED_STATUS:
-                    message = endpoint_failure_message(self.base_url, self.model, e.status_code)
-                    _refusals[self._key] = message
-                    raise EndpointRefused(message) from e
-                raise CallFailed("rejected") from e
+                    raise self._refused(e.status_code) from e
+                raise CallFailed("rejected", status=e.status_code) from e
             except openai.APIError as e:  # e.g. a body that is not a chat completion
                 raise CallFailed("rejected") from e
             _refusals.pop(self._key, None)
@@ -220,17 +268,40 @@ class LLMEndpoint:
                 usage=response.usage,
             )
 
+    async def probe(self) -> str | None:
+        """Ask for one token, as the service starts: the refusal message when the endpoint
+        refuses (401/403/404), else None (an endpoint that is down now may be up by the first
+        attribution: only a refusal is a settings error)."""
+        messages: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Say OK."}]
+        try:
+            await self._client.chat.completions.create(
+                model=self.model, messages=messages, max_tokens=1
+            )
+        except openai.APIStatusError as e:
+            if e.status_code in REFUSED_STATUS:
+                return str(self._refused(e.status_code))
+        except openai.APIError:
+            pass
+        else:
+            _refusals.pop(self._key, None)
+        return None
+
+    def _refused(self, status: int) -> EndpointRefused:
+        message = endpoint_failure_message(self.base_url, self.model, status)
+        _refusals[self._key] = message
+        return EndpointRefused(message, status)
+
     def _token_param(self) -> str:
         return _token_param.get(self._key, "max_tokens")
 
-    def _options(self, unit_ids: list[str], max_tokens: int) -> dict[str, Any]:
+    def _options(self, max_tokens: int, schema: dict[str, Any] | None) -> dict[str, Any]:
         options: dict[str, Any] = {self._token_param(): max_tokens}
         if self.temperature is not None:
             options["temperature"] = self.temperature
         mode = self.mode
-        if mode == "json_schema":
-            options["response_format"] = answer_schema(unit_ids)
-        elif mode == "json_object":
+        if schema is not None and mode == "json_schema":
+            options["response_format"] = schema
+        elif schema is not None and mode == "json_object":
             options["response_format"] = {"type": "json_object"}
         return options
 
@@ -242,41 +313,9 @@ class LLMEndpoint:
                 return False
             _modes[self._key] = current + 1
         logger.warning(
-            "LLM judge: %s refused response_format %s; using %s from now on",
+            "LLM endpoint %s refused response_format %s; using %s from now on",
             self.base_url,
             OUTPUT_MODES[current],
             OUTPUT_MODES[current + 1],
         )
         return True
-
-
-def _retry_after(error: Exception) -> float:
-    """A server's small Retry-After (seconds) is honoured; a large one is the budget's business."""
-    response = getattr(error, "response", None)
-    value = response.headers.get("retry-after") if response is not None else None
-    try:
-        return min(float(value), 5.0) if value else 0.0
-    except ValueError:
-        return 0.0
-
-
-async def probe(base_url: str, api_key: str, model: str, timeout_s: float) -> str | None:
-    """Ask the endpoint for one token, as the service starts: the refusal message when it
-    refuses (401/403/404), else None (an endpoint that is down now may be up by the first
-    attribution: only a refusal is a settings error)."""
-    endpoint = LLMEndpoint(base_url=base_url, api_key=api_key, model=model, timeout_s=timeout_s)
-    messages: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Say OK."}]
-    try:
-        await endpoint._client.chat.completions.create(model=model, messages=messages, max_tokens=1)
-    except openai.APIStatusError as e:
-        if e.status_code in REFUSED_STATUS:
-            message = endpoint_failure_message(base_url, model, e.status_code)
-            _refusals[(base_url, model)] = message
-            return message
-    except openai.APIError:
-        pass
-    else:
-        _refusals.pop((base_url, model), None)
-    finally:
-        await endpoint.aclose()
-    return None
