@@ -20,7 +20,7 @@ Answering (user message: JSON ``{question, memories}``) answers with the best me
 verbatim (an extractive reader); with the words "all the memories" in the prompt, with the three
 best, joined.
 
-Optimisation (the calls of ``service.services.prompts_optimize``, told apart by their system
+Optimisation (the calls of ``service.prompts.optimize``, told apart by their system
 message): feedback names one rule from the failure: for a ResponseError, to use all the
 memories; otherwise, for a date in the expected answer or a "when" question, the date rule; for
 a number or a "how many / how long / how old" question, the number rule; else a rule that

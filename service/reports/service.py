@@ -17,6 +17,7 @@ from neo4j import AsyncSession
 
 from service.errors import InvalidInput, ReadTimedOut
 from service.models.attribution import ErrorType
+from service.prompts.service import version_rates
 from service.reports import repository as reports
 from service.reports.models import (
     BlamedOperationCount,
@@ -34,7 +35,6 @@ from service.reports.models import (
 )
 from service.reports.repository import CaseRow
 from service.repository.bounded import Deadline
-from service.services.prompts import version_rates
 from service.services.times import in_utc
 
 ERROR_TYPES: tuple[str, ...] = get_args(ErrorType)

@@ -11,9 +11,9 @@ from neo4j import AsyncSession
 
 from service.errors import CaseNotFound
 from service.models.ui import CaseList, CasePage, CaseRow
+from service.prompts.service import labels
 from service.repository import attributions
 from service.repository import cases as case_store
-from service.services.prompts import labels
 
 LIST_LIMIT = 1000
 """Most cases the list page shows, and most stored attributions it joins them with."""

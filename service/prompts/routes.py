@@ -16,10 +16,11 @@ from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
 from service.errors import MemTraceError
 from service.http_errors import error_body
-from service.models.prompts import OptimizeRequest, OptimizeResult, PromptDetail, PromptSummary
+from service.prompts import optimize as prompts_optimize
+from service.prompts import service as prompts
+from service.prompts.models import OptimizeRequest, OptimizeResult, PromptDetail, PromptSummary
+from service.prompts.optimize import Plan
 from service.routes.errors import responses
-from service.services import prompts, prompts_optimize
-from service.services.prompts_optimize import Plan
 from service.settings import Settings
 
 router = APIRouter(prefix="/prompts", tags=["prompts"])

@@ -14,15 +14,15 @@ from neo4j import AsyncSession
 
 from graph_schema.prompts import check_name, placeholders
 from service.errors import InvalidInput, NotFound
-from service.models.prompts import (
+from service.prompts import repository as repo
+from service.prompts.models import (
     PromptDetail,
     PromptSummary,
     PromptVersion,
     PromptVersionSummary,
 )
-from service.repository import prompts as repo
+from service.prompts.repository import VersionRow
 from service.repository.bounded import Deadline
-from service.repository.prompts import VersionRow
 
 _LAST = datetime.max.replace(tzinfo=UTC)
 

@@ -8,11 +8,11 @@ LLM edits the prompt from the aggregated feedback, keeping its placeholders.
 
 The proposal is refused (``InvalidInput``, nothing stored) when it was cut at its output limit, is
 empty, echoes the edit request, drops a placeholder or is unchanged
-(``service.services.prompts_proposal``). Otherwise it is stored as the next version, produced by
+(``service.prompts.proposal``). Otherwise it is stored as the next version, produced by
 an ``optimization`` operation that consumes the old version and is linked to the attributions it
 used.
 
-Budget (``service.services.prompts_llm``): the number of cases asked about is cut so that their
+Budget (``service.prompts.budget``): the number of cases asked about is cut so that their
 feedback calls, the aggregation calls and the edit fit in ``max_llm_calls``; each feedback or
 aggregation call also leaves enough tokens for the edit. A transient error that eats the slack
 ends the feedback phase early; the edit then works from the feedback gathered so far.
@@ -37,12 +37,12 @@ from graph_schema.prompts import OPTIMIZATION_KIND, Prompt
 from ingest.rows import batch_rows
 from service.errors import InvalidInput
 from service.llm.text import estimate_tokens, strip_fence
-from service.models.prompts import CaseFeedback, OptimizeRequest, OptimizeResult, PromptVersion
 from service.models.traces import TraceBatch
-from service.repository import prompts as repo
-from service.services import prompts_proposal
-from service.services.prompts import get_prompt
-from service.services.prompts_llm import BudgetedChat, BudgetSpent, check_endpoint
+from service.prompts import proposal as prompts_proposal
+from service.prompts import repository as repo
+from service.prompts.budget import BudgetedChat, BudgetSpent, check_endpoint
+from service.prompts.models import CaseFeedback, OptimizeRequest, OptimizeResult, PromptVersion
+from service.prompts.service import get_prompt
 from service.settings import Settings
 
 Progress = Callable[[dict[str, Any]], Awaitable[None]]
