@@ -92,6 +92,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings  # what every route's SettingsDep reads
     app.state.api_keys = api_keys
+    app.state.page_errors = ui.PAGE_ERRORS  # errors as pages for a browser (service.http_errors)
     app.add_middleware(EncodedSlashMiddleware)  # ids with "/" in paths (service.id_paths)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_batch_bytes)
     # Added last, so it runs first: no body is read for a caller without a key.

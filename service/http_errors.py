@@ -4,27 +4,56 @@ Every error body is ``{"error", "message", "details"}`` (``service.errors`` docu
 ``details``): the app's exception handlers (``MemTraceError``, request validation, 404/405 from
 routing, anything unexpected) and the ASGI middlewares that answer before a route runs
 (authentication, body size) all build it here. A person's browser opening a UI page gets the same
-error as an HTML page instead (``_for_a_page``), or the key form when it has no key.
+error as an HTML page instead, or the key form when it has no key: how is the UI's business, so
+it hands this module a :class:`PageErrors` (``app.state.page_errors``, set by ``service.app``)
+and this module, at the bottom of the server, imports nothing of the UI.
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Protocol
 
 from fastapi import FastAPI
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import HTTPConnection, Request
 
 from service.errors import Details, InvalidInput, MemTraceError, RetryableError, Unauthorized
-from service.ui import pages
-from service.ui.login import is_page_request, login_redirect
 
 log = logging.getLogger(__name__)
 
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
+
+
+class PageErrors(Protocol):
+    """How a person's browser opening a page is answered instead of with JSON."""
+
+    def is_page_request(self, request: Request) -> bool:
+        """Whether ``request`` is a browser opening a page (not a script reading data)."""
+        ...
+
+    def error_page(self, status: int, code: str, message: str) -> Response:
+        """The error as a page."""
+        ...
+
+    def login_redirect(self, request: Request) -> Response:
+        """Where a page request without a key goes (the key form, then back)."""
+        ...
+
+
+def _page_request(connection: HTTPConnection) -> tuple[PageErrors, Request] | None:
+    """The app's :class:`PageErrors` and the request, when this is a page request."""
+    if connection.scope["type"] != "http":
+        return None
+    app = connection.scope.get("app")
+    page_errors: PageErrors | None = getattr(getattr(app, "state", None), "page_errors", None)
+    if page_errors is None:
+        return None
+    request = Request(connection.scope)
+    return (page_errors, request) if page_errors.is_page_request(request) else None
 
 
 def error_body(code: str, message: str, details: Details | None) -> dict[str, object]:
@@ -46,10 +75,9 @@ def _answer(
     headers: dict[str, str] | None = None,
 ) -> Response:
     """JSON, or for a browser opening a UI page, the same error as a page."""
-    if connection.scope["type"] == "http" and is_page_request(Request(connection.scope)):
-        response: Response = HTMLResponse(
-            pages.error_page(status, code, message), status_code=status, headers=pages.PAGE_HEADERS
-        )
+    page = _page_request(connection)
+    if page is not None:
+        response = page[0].error_page(status, code, message)
     else:
         response = _body(status, code, message, details)
     response.headers.update(headers or {})
@@ -59,12 +87,8 @@ def _answer(
 def error_response(exc: MemTraceError, connection: HTTPConnection, retry_after_s: int) -> Response:
     """The answer to ``exc``: its status, ``Retry-After`` on a retryable error, a bearer
     challenge on a 401, and for a person opening a UI page without a key, the key form."""
-    if (
-        isinstance(exc, Unauthorized)
-        and connection.scope["type"] == "http"
-        and is_page_request(Request(connection.scope))
-    ):
-        return login_redirect(Request(connection.scope))
+    if isinstance(exc, Unauthorized) and (page := _page_request(connection)) is not None:
+        return page[0].login_redirect(page[1])
     headers = None
     if isinstance(exc, RetryableError):
         headers = {"Retry-After": str(retry_after_s)}

@@ -294,3 +294,22 @@ def test_one_chat_client() -> None:
     # and the check sees the one client's own uses (it looks for the right shape)
     made = {what for _, what in _chat_client_uses(ast.parse((REPO / CHAT_CLIENT).read_text()))}
     assert made == {"AsyncOpenAI(", ".completions"}
+
+
+KERNEL = ("errors", "http_errors", "settings", "db", "auth")
+"""The server's kernel: what every feature stands on, importing none of them."""
+
+
+def test_the_kernel_imports_no_feature_and_no_ui() -> None:
+    """The error module answers pages through ``app.state.page_errors`` (the UI's), not by
+    importing the UI: the kernel sits at the bottom of ``service/``."""
+    graph = _imports(_module_names())
+    features = {p.parent.name for p in SERVICE.glob("*/__init__.py")} - {"models", "neo4j_local"}
+    upward = {
+        (f"service.{module}", target)
+        for module in KERNEL
+        for target in graph[f"service.{module}"]
+        if target.startswith("service.") and target.split(".")[1] in features
+    }
+    assert upward == set()
+    assert "ui" in features and "adhoc" in features  # the check knows the packages
