@@ -16,6 +16,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import Tracer
 
+from tests.support.cli import memtrace
 from tests.support.graph import graph_counts
 from tests.support.keyed import ADMIN_KEY, B_KEY, A, B
 from tests.support.otlp_export import messages, records
@@ -188,21 +189,25 @@ def test_cases_posted_later_by_trace_id_are_attributed(
     assert graph_counts(neo4j_driver, project) == before
 
 
-def test_a_given_question_is_kept(
-    client: httpx.Client, project: str, exported: dict[str, int]
+def test_the_cli_records_a_case_with_its_own_question(
+    service: ServiceHandle, client: httpx.Client, project: str, exported: dict[str, int]
 ) -> None:
-    answer = _post(
-        client,
-        project,
-        case_id="asked",
-        trace_id=f"{exported['work']:032x}",
-        verdict="failed",
-        expected_answer="a library",
-        question="Bob's workplace?",
-    )
-    assert answer.status_code == 200, answer.text
-    assert answer.json()["question_from"] == "request"
-    assert answer.json()["case"]["question"] == "Bob's workplace?"
+    trace_id = f"{exported['work']:032x}"
+    where = ("--project", project, "--url", service.url)
+    done = memtrace(
+        "case-from-trace", "asked", trace_id, "--expected", "a library",
+        "--question", "Bob's workplace?", *where,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "case asked recorded" in done.stdout
+    case = client.get("/cases/asked", params={"project": project}).json()
+    assert (case["question"], case["verdict"]) == ("Bob's workplace?", "failed")
+    assert case["attributes"]["trace_id"] == trace_id
+
+    unknown = "0123456789abcdef0123456789abcdef"
+    refused = memtrace("case-from-trace", "other", unknown, "--expected", "x", *where)
+    assert refused.returncode == 1
+    assert "HTTP 404" in refused.stderr and unknown in refused.stderr
 
 
 def test_an_unknown_trace_is_404_naming_it(
