@@ -74,9 +74,20 @@ def _remember(tracer: Tracer) -> None:
 
 
 def _ask(tracer: Tracer, name: str, question: str, found: str, answer: str) -> int:
-    """A question turn (a search, the answering call); its trace id, as the agent would log it.
+    """A question turn (a query rewrite, a search, the answering call); its trace id, as the
+    agent would log it. The rewrite answered too, but earlier: the case is about the last call.
     The answering call read an earlier user turn too: the question is the last one."""
     with tracer.start_as_current_span(f"agent.ask {name}") as turn:
+        _span(
+            tracer,
+            f"chat rewrite {name}",
+            **{
+                "gen_ai.operation.name": "chat",
+                "memtrace.operation.name": f"rewrite {name}",
+                "gen_ai.input.messages": messages(("user", f"As a search query: {question}")),
+                "gen_ai.output.messages": messages(("assistant", question.lower())),
+            },
+        )
         _span(
             tracer,
             f"search_memory {name}",
