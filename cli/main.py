@@ -1,5 +1,6 @@
 """The ``memtrace`` command line: serve, neo4j start|stop|status, ingest, import-graph, projects,
-cases, show, attribute, report, audit, jobs, demo, stop (and prompts, optimize, judge check).
+cases, show, case-from-trace, attribute, report, audit, jobs, demo, stop (and prompts, optimize,
+judge check).
 
 Commands talk to the service over HTTP through ``cli.http``; every failure ends there too (one
 line on stderr, a non-zero exit code)."""
@@ -475,6 +476,32 @@ def show_case(
         console.print_json(json.dumps(shown))
     else:
         print_case(console, shown)
+
+
+@app.command("case-from-trace")
+def case_from_trace(
+    case_id: Annotated[str, typer.Argument(help="The case's id.")],
+    trace_id: Annotated[str, typer.Argument(help="The exported trace's id (32 hex digits).")],
+    expected: Annotated[str, typer.Option(help="The right answer.")],
+    verdict: Annotated[str, typer.Option(help="failed, passed or unknown.")] = "failed",
+    question: Annotated[
+        str | None, typer.Option(help="The question (default: found in the trace's spans).")
+    ] = None,
+    project: Annotated[str, typer.Option(help="Project the trace went to.")] = "default",
+    url: Annotated[str | None, typer.Option(help="Service URL.")] = None,
+) -> None:
+    """Record a case on a trace already sent over OTLP (POST /otlp/cases): its answer, question
+    and conversation are found in the trace's spans."""
+    body = {"case_id": case_id, "trace_id": trace_id, "verdict": verdict}
+    body |= {"expected_answer": expected, **({"question": question} if question else {})}
+    with failures_end_in_one_line(err, url), service_client(url) as client:
+        found = checked(client.post("/otlp/cases", params={"project": project}, json=body))
+    state = "recorded" if found["created"] else "already recorded"
+    console.print(
+        f"case {case_id} {state}: answer of span {found['span_id']}, "
+        f"question {found['case']['question']!r}",
+        highlight=False,
+    )
 
 
 @app.command("import-graph")

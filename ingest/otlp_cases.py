@@ -70,8 +70,16 @@ def answering(span_id: str, spans: Iterable[Answerer]) -> str | None:
         for child in children.pop(frontier.pop(), []):
             found.append(child)
             frontier.append(child.span_id)
-    answers = [s for s in found if s.answers and s.kind not in NOT_ANSWERS]
-    return max(answers, key=lambda s: s.order).answers[0] if answers else None
+    last = last_answerer(found)
+    return last.answers[0] if last else None
+
+
+def last_answerer(spans: Iterable[Answerer]) -> Answerer | None:
+    """The last of ``spans``, in span order, that produced an answer and is not memory being
+    written: the call a case about them is about (a wrapper span's, or a whole trace's when the
+    case is recorded later by trace id, ``service.services.trace_cases``)."""
+    answers = [s for s in spans if s.answers and s.kind not in NOT_ANSWERS]
+    return max(answers, key=lambda s: s.order) if answers else None
 
 
 def answerer(op: SpanOp) -> Answerer:

@@ -89,6 +89,10 @@ class CaseNotFound(NotFound):
     """No case with this id in this project."""
 
 
+class TraceNotFound(NotFound):
+    """No span of this trace is stored in this project."""
+
+
 class AuditNotFound(NotFound):
     """No audit with this name; ``details`` lists the known ones."""
 

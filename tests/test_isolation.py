@@ -103,6 +103,20 @@ CALLS = [
     Call("POST", "/traces", body=_traces_body, writes=True, names_project_in_body=True),
     Call("POST", "/otlp/v1/traces", body=_otlp_body, writes=True),
     Call("GET", "/otlp/warnings"),
+    # No project holds this trace: an allowed request is the 404 naming it, and writes nothing.
+    Call(
+        "POST",
+        "/otlp/cases",
+        body=lambda: {
+            "case_id": "iso-trace-case",
+            "trace_id": uuid.uuid4().hex,
+            "verdict": "failed",
+            "expected_answer": "x",
+        },
+        writes=True,
+        names_project_in_body=True,
+        refused_when_allowed=404,
+    ),
     Call(
         "POST",
         "/import/execution-graph",

@@ -1,12 +1,15 @@
-"""What ``POST /v1/traces`` (an OTLP/HTTP export) answers, and ``GET /otlp/warnings``."""
+"""What ``POST /v1/traces`` (an OTLP/HTTP export) answers, ``GET /otlp/warnings``, and
+``POST /otlp/cases`` (a case recorded later by trace id, its request ``TraceCaseIn``)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Literal
 
+from memtrace_client.models import TraceCaseIn
 from pydantic import BaseModel, Field
 
+from service.models.cases import CaseView
 from service.models.traces import IngestResult
 
 Encoding = Literal["protobuf", "json"]
@@ -36,3 +39,17 @@ class OtlpWarnings(BaseModel):
     project: str
     total: int = Field(description="Every warning the project's exports were given, ever.")
     warnings: list[OtlpWarning] = Field(description="The newest ones (at most 100), newest first.")
+
+
+class TraceCase(BaseModel):
+    """``POST /otlp/cases``: the case as stored and where in the trace its parts were found."""
+
+    case: CaseView
+    trace_id: str
+    span_id: str = Field(description="The answering call's span: its output is the answer.")
+    conversation: str | None = Field(description="Its session.id / gen_ai.conversation.id.")
+    question_from: Literal["request", "spans"]
+    created: bool = Field(description="False: an identical case was stored already.")
+
+
+__all__ = ["Encoding", "OtlpResult", "OtlpWarning", "OtlpWarnings", "TraceCase", "TraceCaseIn"]

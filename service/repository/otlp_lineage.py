@@ -69,7 +69,7 @@ async def _stored_answers(
     result = await tx.run(query("otlp/trace_answers"), project=project, traces=traces)
     stored: dict[str, list[Answerer]] = defaultdict(list)
     async for record in result:
-        stored[record["trace"]].append(_answerer(record["id"], record["kind"], record))
+        stored[record["trace"]].append(stored_answerer(record["id"], record["kind"], record))
     answers: dict[int, str] = {}
     missing = []
     for case in pending:
@@ -95,7 +95,8 @@ async def _stored_answers(
     return answers
 
 
-def _answerer(op_id: str, kind: str | None, record: Any) -> Answerer:
+def stored_answerer(op_id: str, kind: str | None, record: Any) -> Answerer:
+    """A stored span as a possible answerer, from a row of ``cypher/otlp/trace_answers``."""
     otel = json.loads(record["attributes"] or "{}").get("otel", {})
     _, trace_id, span_id = op_id.split(":", 2)
     return Answerer(

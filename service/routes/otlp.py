@@ -10,6 +10,9 @@ MemTrace's JSON error bodies, in both encodings.
 
 ``GET /otlp/warnings`` lists what the project's exports were warned about or refused for:
 exporters drop the warnings of an accepted export and only log a refusal.
+
+``POST /otlp/cases`` records a case after the fact on a stored trace, by its id
+(``service.services.trace_cases``).
 """
 
 from __future__ import annotations
@@ -24,12 +27,13 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from service.auth import ProjectDep
-from service.dependencies import SessionDep, SettingsDep
-from service.models.otlp import OtlpResult, OtlpWarnings
+from service.auth import PrincipalDep, ProjectDep, batch_project
+from service.dependencies import SessionDep, SettingsDep, StoresDep, writable_project_session
+from service.models.otlp import OtlpResult, OtlpWarnings, TraceCase, TraceCaseIn
 from service.routes.errors import responses
 from service.services import otlp_warnings
 from service.services.otlp import ingest_otlp
+from service.services.trace_cases import record_trace_case
 
 router = APIRouter(tags=["ingestion"])
 
@@ -87,6 +91,27 @@ async def get_otlp_warnings(session: SessionDep, project: ProjectDep) -> OtlpWar
     the warnings of accepted exports (a bad attribute value, a record that cannot be read) and
     why exports were refused (a case without answer, a redefined id, an undecodable body)."""
     return await otlp_warnings.recent(session, project)
+
+
+@router.post("/otlp/cases", response_model=TraceCase, responses=responses(400, 404, 409, 422, 503))
+async def post_otlp_case(
+    given: TraceCaseIn,
+    request: Request,
+    stores: StoresDep,
+    settings: SettingsDep,
+    principal: PrincipalDep,
+) -> TraceCase:
+    """Record a case on a trace already exported, by its id, when the verdict comes later.
+
+    The answer is the output of the trace's last answering LLM call, the question the last user
+    message it read (unless ``question`` is given), the conversation its ``session.id``. The
+    project is the body's, else the query's or header's. 404: no span of the trace is stored in
+    the project; 422: none of its spans answered. Re-sending the same case is a 200 that changes
+    nothing; the same id with other content is a 409.
+    """
+    project, _ = batch_project(request, principal, given.project)
+    async with writable_project_session(stores, project) as session:
+        return await record_trace_case(session, project, given, settings)
 
 
 def _answer(result: OtlpResult) -> Response:

@@ -17,7 +17,7 @@ from urllib.parse import quote
 import httpx
 
 from memtrace_client.errors import RejectedBatch, RejectedRequest, RequestFailed, ServiceUnavailable
-from memtrace_client.models import IngestResult, TraceBatch, VerdictIn
+from memtrace_client.models import IngestResult, TraceBatch, TraceCaseIn, Verdict, VerdictIn
 from memtrace_client.prompts import Prompt, check_name
 from memtrace_client.retry import (
     Backoff,
@@ -137,7 +137,40 @@ class MemTraceClient:
         case in the project; 422: a bad verdict) and ``ServiceUnavailable`` when every attempt
         failed or the time ran out. Sending the same verdict again is harmless."""
         path = f"/cases/{quote(case_id, safe='')}/verdict"
-        body = verdict.model_dump(mode="json", exclude_none=True)
+        return self._post(path, verdict.model_dump(mode="json", exclude_none=True), timeout_s)
+
+    def case_from_trace(
+        self,
+        case_id: str,
+        trace_id: str | int,
+        verdict: Verdict,
+        expected_answer: str,
+        *,
+        question: str | None = None,
+        timeout_s: float | None = None,
+    ) -> dict[str, Any]:
+        """Record a case on a trace already exported over OTLP (``POST /otlp/cases``), when the
+        verdict comes after the trace was sent: the service finds the answer (the trace's last
+        answering LLM call), the question (unless given) and the conversation in its spans.
+        ``trace_id``: 32 hex digits, or OpenTelemetry's int (``span.get_span_context().trace_id``).
+
+        Returns the service's answer (``case``, ``span_id``, ``conversation``, ``created``).
+        Retries like ``send_verdict``; raises ``RejectedRequest`` when refused (404: the trace
+        is not stored in the project, perhaps not exported yet; 422: no call of it answered;
+        409: the case id holds another case) and ``ServiceUnavailable`` when every attempt
+        failed. Sending the same case again is harmless."""
+        body = TraceCaseIn(
+            case_id=case_id,
+            trace_id=f"{trace_id:032x}" if isinstance(trace_id, int) else trace_id,
+            verdict=verdict,
+            expected_answer=expected_answer,
+            question=question,
+        ).model_dump(mode="json", exclude_none=True)
+        return self._post("/otlp/cases", body, timeout_s)
+
+    def _post(self, path: str, body: dict[str, Any], timeout_s: float | None) -> dict[str, Any]:
+        """POST ``body`` to ``path`` in this client's project; retried while a retry can help,
+        within ``timeout_s`` in all when given. The JSON answer of a 200."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         last, tried = "no time left", 0
         for attempt in range(self.attempts):
@@ -156,8 +189,8 @@ class MemTraceClient:
                 last = type(e).__name__
             else:
                 if response.status_code == 200:
-                    case: dict[str, Any] = response.json()
-                    return case
+                    answer: dict[str, Any] = response.json()
+                    return answer
                 if not is_retryable_status(response.status_code):
                     raise RejectedRequest(response.status_code, _error_body(response))
                 hint, last = retry_after_seconds(response), f"HTTP {response.status_code}"

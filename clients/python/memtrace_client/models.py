@@ -172,6 +172,23 @@ class VerdictIn(_Strict):
     note: str | None = Field(None, max_length=10_000)
 
 
+class TraceCaseIn(_Strict):
+    """A case recorded after the fact on a trace already sent over OTLP (``POST /otlp/cases``),
+    as feedback reaches a trace later in Langfuse or Phoenix: the service finds the answer (the
+    output of the trace's last answering LLM call), the question (the last user message that
+    call read, unless ``question`` is given) and the conversation in the stored spans. Sending
+    the same case again changes nothing; the same id with other content is a 409."""
+
+    project: ProjectName | None = None
+    case_id: Identifier
+    trace_id: Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{32}$")] = Field(
+        description="The trace's id, 32 hex digits, as OpenTelemetry prints it."
+    )
+    verdict: Verdict = "unknown"
+    expected_answer: str = Field(max_length=100_000)
+    question: str | None = Field(None, max_length=100_000)
+
+
 class TraceBatch(_Strict):
     """What one ``POST /traces`` carries. All of it is written in one transaction, or none."""
 
