@@ -7,7 +7,7 @@ write memory (an extraction or update call under the same wrapper is the agent r
 turn, not answering it). A span with output of its own answers its case itself.
 
 The descendants are looked for in the export first, then among the spans of the same trace
-already stored (``service.repository.otlp_lineage``): an SDK exports a span when it ends and a
+already stored (``service.otlp.lineage_repository``): an SDK exports a span when it ends and a
 parent ends after its children, so the answering span is in the same export or an earlier one.
 A case neither finds is refused (HTTP 422, nothing written), never stored without its answer:
 the exporter logs a 4xx with its message, while a 200's warnings are dropped by the Python
@@ -77,7 +77,7 @@ def answering(span_id: str, spans: Iterable[Answerer]) -> str | None:
 def last_answerer(spans: Iterable[Answerer]) -> Answerer | None:
     """The last of ``spans``, in span order, that produced an answer and is not memory being
     written: the call a case about them is about (a wrapper span's, or a whole trace's when the
-    case is recorded later by trace id, ``service.services.trace_cases``)."""
+    case is recorded later by trace id, ``service.otlp.trace_cases``)."""
     answers = [s for s in spans if s.answers and s.kind not in NOT_ANSWERS]
     return max(answers, key=lambda s: s.order) if answers else None
 

@@ -6,7 +6,7 @@ it is deterministic in the export, so a re-sent export gets the same edges.
 A write of a record the export has not seen before (no search read it, no write wrote it, no
 deletion ended it earlier in the export) leaves a lookup (``SpanOp.lookups``): the writer asks
 the store for the latest version of that record before the span, in the same transaction
-(``service.repository.otlp_lineage``), so that the record's chain does not break where an agent
+(``service.otlp.lineage_repository``), so that the record's chain does not break where an agent
 exported one trace at a time.
 """
 

@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
 
-from service import adhoc, audits, prompts, reports, ui
+from service import adhoc, audits, otlp, prompts, reports, ui
 from service.auth import KeyConfigError, authorize, load_keys
 from service.auth_middleware import AuthenticationMiddleware
 from service.body_limit import BodyLimitMiddleware
@@ -28,7 +28,6 @@ from service.routes import (
     health,
     imports,
     judge,
-    otlp,
     projects,
     traces,
     verdicts,

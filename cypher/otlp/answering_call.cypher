@@ -1,5 +1,5 @@
 // What a case recorded later by trace id needs of the trace's answering call
-// (service/services/trace_cases.py): its conversation and the messages it consumed, in the
+// (service/otlp/trace_cases.py): its conversation and the messages it consumed, in the
 // order it consumed them (the question is the last user message among them).
 // $params: project (string), operation (string: the call's operation id, otel:<trace>:<span>)
 MATCH (o:Operation {project: $project, id: $operation})

@@ -1,5 +1,5 @@
 // Appends what an OTLP export was warned or refused about to its project's log, keeping the
-// newest $keep entries and the count of all of them (service/repository/otlp_warnings.py).
+// newest $keep entries and the count of all of them (service/otlp/warnings_repository.py).
 // $params: project (string), entries (list of string: JSON {at, status, message}, oldest
 //          first), keep (int > 0)
 MERGE (w:OtlpWarnings {project: $project})

@@ -30,10 +30,10 @@ from service.errors import (
     PayloadTooLarge,
     UnsupportedMediaType,
 )
-from service.models.otlp import Encoding, OtlpResult
 from service.models.traces import TraceBatch
-from service.repository.otlp_lineage import write_linked
-from service.services import otlp_warnings
+from service.otlp import warnings as otlp_warnings
+from service.otlp.lineage_repository import write_linked
+from service.otlp.models import Encoding, OtlpResult
 from service.services.ingestion import check_size, ingest_batch
 from service.settings import Settings
 

@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 from neo4j import AsyncSession
 
 from service.errors import MemTraceError, ProjectBeingDeleted
-from service.models.otlp import OtlpWarning, OtlpWarnings
-from service.repository import otlp_warnings
+from service.otlp import warnings_repository as otlp_warnings
+from service.otlp.models import OtlpWarning, OtlpWarnings
 
 log = logging.getLogger(__name__)
 

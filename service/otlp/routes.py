@@ -12,7 +12,7 @@ MemTrace's JSON error bodies, in both encodings.
 exporters drop the warnings of an accepted export and only log a refusal.
 
 ``POST /otlp/cases`` records a case after the fact on a stored trace, by its id
-(``service.services.trace_cases``).
+(``service.otlp.trace_cases``).
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from service.auth import PrincipalDep, ProjectDep, batch_project
 from service.dependencies import SessionDep, SettingsDep, StoresDep, writable_project_session
-from service.models.otlp import OtlpResult, OtlpWarnings, TraceCase, TraceCaseIn
+from service.otlp import warnings as otlp_warnings
+from service.otlp.models import OtlpResult, OtlpWarnings, TraceCase, TraceCaseIn
+from service.otlp.service import ingest_otlp
+from service.otlp.trace_cases import record_trace_case
 from service.routes.errors import responses
-from service.services import otlp_warnings
-from service.services.otlp import ingest_otlp
-from service.services.trace_cases import record_trace_case
 
 router = APIRouter(tags=["ingestion"])
 

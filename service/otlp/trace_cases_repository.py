@@ -1,5 +1,5 @@
 """Reading what a case recorded later by trace id is about: the trace's stored spans, and the
-conversation and messages of the call that answered (``service.services.trace_cases``)."""
+conversation and messages of the call that answered (``service.otlp.trace_cases``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from neo4j import AsyncManagedTransaction, AsyncSession
 from cypher import query
 from ingest.otlp_cases import Answerer, last_answerer
 from service.db import store_errors
-from service.repository.otlp_lineage import stored_answerer
+from service.otlp.lineage_repository import stored_answerer
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from neo4j import AsyncManagedTransaction, AsyncSession
 
 from cypher import query
 from service.db import store_errors
-from service.models.otlp import OtlpWarning, OtlpWarnings
+from service.otlp.models import OtlpWarning, OtlpWarnings
 
 KEEP = 100
 """Entries kept per project: enough to read what the last exports were told."""

@@ -22,9 +22,9 @@ from __future__ import annotations
 from neo4j import AsyncSession
 
 from service.errors import InvalidInput, TraceNotFound
-from service.models.otlp import TraceCase, TraceCaseIn
 from service.models.traces import CaseIn, TraceBatch
-from service.repository.trace_cases import read_trace_answer
+from service.otlp.models import TraceCase, TraceCaseIn
+from service.otlp.trace_cases_repository import read_trace_answer
 from service.services.cases import get_case
 from service.services.ingestion import ingest_batch
 from service.settings import Settings

@@ -1,0 +1,15 @@
+"""OpenTelemetry as one feature: ``POST /otlp/v1/traces`` (an OTLP export converted to a trace
+batch by ``ingest.otlp`` and written like ``POST /traces``), ``POST /otlp/cases`` (a case
+recorded later by trace id) and ``GET /otlp/warnings`` (a project's export warnings).
+
+Read in this order: ``routes`` -> ``service`` (decode, convert, look up what the export names
+from earlier exports, write) with ``trace_cases`` and ``warnings`` beside it -> the
+repositories (the only Cypher): ``lineage_repository`` (stored versions and answers an export
+links to), ``trace_cases_repository``, ``warnings_repository``; ``models`` for the answers.
+
+``router`` is registered by ``service.app``.
+"""
+
+from service.otlp.routes import router
+
+__all__ = ["router"]
