@@ -32,10 +32,10 @@ import httpx
 from benchmarks.attr_run import ingest
 from benchmarks.attribution_job import SHAPES, locomo
 from benchmarks.harness import fresh_neo4j
+from service.attribution.jobs import repository as jobs
+from service.attribution.jobs.runner import JobSpec, _Run, run_job
+from service.attribution.models import AttributeRequest
 from service.db import Stores
-from service.models.attribution import AttributeRequest
-from service.repository import attribution_jobs as jobs
-from service.services.job_runner import JobSpec, _Run, run_job
 from service.settings import Settings
 from tests.support.servers import REPO, run_service
 

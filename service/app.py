@@ -12,6 +12,11 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI
 
 from service import adhoc, audits, otlp, prompts, reports, ui
+from service.attribution import routes as attribution
+from service.attribution.jobs import routes as attribution_jobs
+from service.attribution.judge_check import routes as judge
+from service.attribution.judge_check.service import self_check
+from service.attribution.service import probe_llm
 from service.auth import KeyConfigError, authorize, load_keys
 from service.auth_middleware import AuthenticationMiddleware
 from service.body_limit import BodyLimitMiddleware
@@ -21,20 +26,15 @@ from service.docs import install_docs
 from service.http_errors import install_error_handlers
 from service.id_paths import EncodedSlashMiddleware
 from service.routes import (
-    attribution,
-    attribution_jobs,
     cases,
     deletion,
     health,
     imports,
-    judge,
     projects,
     traces,
     verdicts,
 )
 from service.routes.errors import AUTH, document_deletion_refusals, responses
-from service.services.attribution import probe_llm
-from service.services.judge_check import self_check
 from service.settings import Settings, get_settings
 from service.ui.login import router as ui_login_router
 

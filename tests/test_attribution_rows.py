@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 from neo4j import AsyncGraphDatabase
 
+from service.attribution import repository as attributions
 from service.attribution.graph import PREPARED, PREPARED_EDGES
-from service.repository import attributions
-from service.repository.attribution_rows import RowCache
+from service.attribution.row_cache import RowCache
 from tests.support.servers import Neo4jHandle
 from tests.test_attribution_reads import _job_results
 from tests.test_attribution_scope import DAY, _msg, _op, _results, _send, _unit

@@ -35,7 +35,7 @@ import service
 REPO = Path(__file__).resolve().parent.parent
 SERVICE = REPO / "service"
 MODEL_HOMES = ("service.models.", "memtrace_client.models")
-FEATURE_MODELS = re.compile(r"^service\.\w+\.models$")
+FEATURE_MODELS = re.compile(r"^service(\.\w+)+\.models$")
 """A feature package's own models (``service.adhoc.models``): where its routes' models live."""
 CLI_PACKAGES = {"cli", "typer", "click", "rich"}
 

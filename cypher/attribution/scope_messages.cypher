@@ -10,7 +10,7 @@
 // (project, session_id) index; attributes have no index that answers CONTAINS on the stored
 // JSON, so that branch reads the project's operations and messages (never another project's:
 // the hint), which is why a job shares one read of a scope among its cases
-// (service/services/attribution_scope.py).
+// (service/attribution/scope_reads.py).
 // $params: project (string), systems (list of string: operations of other systems do not count;
 //          empty: any), sessions (list of string: operation session ids), fragments (list of
 //          string: `"key":value` as the canonical attributes JSON holds them), whole_project

@@ -11,5 +11,5 @@
   ``structured``: structured unit content as text for them; ``confidence``: how often results
   like one name the right operation.
 
-What an attribution returns and stores is ``service.models.attribution``.
+What an attribution returns and stores is ``service.attribution.models``.
 """

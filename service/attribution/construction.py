@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 
 from service.attribution.graph import CaseGraph, Node
+from service.attribution.models import ErrorType
 from service.attribution.walk import NO_UNIT, Walk, evidence_copies, holds_copy
-from service.models.attribution import ErrorType
 from service.text import content_tokens
 
 

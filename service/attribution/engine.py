@@ -33,14 +33,14 @@ from service.attribution.confidence import calibrated
 from service.attribution.construction import builders, follow, is_live, loss_reason
 from service.attribution.graph import READ_KINDS, CaseGraph
 from service.attribution.judges.base import CachedJudge, Question, Verdict
-from service.attribution.scope import Scope, recorded_at, recorded_by, scope_of
-from service.attribution.search import fuse, message_index
-from service.attribution.walk import NO_UNIT, CaseFacts, Walk
-from service.models.attribution import (
+from service.attribution.models import (
     AttributionResult,
     BlamedOperation,
     Searched,
 )
+from service.attribution.scope import Scope, recorded_at, recorded_by, scope_of
+from service.attribution.search import fuse, message_index
+from service.attribution.walk import NO_UNIT, CaseFacts, Walk
 from service.models.llm import Cost
 
 INCONCLUSIVE_CONFIDENCE = 0.3

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from service.models.attribution import AttributionResult
+from service.attribution.models import AttributionResult
 from service.models.cases import CaseView, Subgraph
 
 

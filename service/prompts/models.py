@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from service.models.attribution import ErrorType
+from service.attribution.models import ErrorType
 from service.models.llm import Cost
 from service.models.traces import Timestamp
 

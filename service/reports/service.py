@@ -15,8 +15,8 @@ from typing import get_args
 
 from neo4j import AsyncSession
 
+from service.attribution.models import ErrorType
 from service.errors import InvalidInput, ReadTimedOut
-from service.models.attribution import ErrorType
 from service.prompts.service import version_rates
 from service.reports import repository as reports
 from service.reports.models import (

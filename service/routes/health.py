@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from service.attribution.service import llm_refusal
 from service.dependencies import SettingsDep, StoresDep
 from service.errors import LLMNotReady
 from service.repository import health
 from service.routes.errors import responses
-from service.services.attribution import llm_refusal
 
 router = APIRouter(tags=["health"])
 

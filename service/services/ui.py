@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from neo4j import AsyncSession
 
+from service.attribution import repository as attributions
 from service.errors import CaseNotFound
 from service.models.ui import CaseList, CasePage, CaseRow
 from service.prompts.service import labels
-from service.repository import attributions
 from service.repository import cases as case_store
 
 LIST_LIMIT = 1000

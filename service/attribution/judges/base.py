@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Protocol
 
 from service.attribution.confidence import LLM_VERDICT
-from service.models.attribution import JudgeInfo
+from service.attribution.models import JudgeInfo
 from service.models.llm import Cost
 
 

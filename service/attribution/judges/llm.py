@@ -41,9 +41,9 @@ from service.attribution.judges.llm_prompt import (
     unit_ids_in_prompt,
     unit_line,
 )
+from service.attribution.models import JudgeInfo
 from service.llm.client import Backoff, CallFailed, ChatClient
 from service.llm.text import estimate_tokens
-from service.models.attribution import JudgeInfo
 from service.models.llm import Cost
 
 if TYPE_CHECKING:

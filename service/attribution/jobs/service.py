@@ -4,7 +4,7 @@ progress, can be stopped and resumed, and outlives the service process (its stat
 Starting a job fixes its cases (the project's failed cases at that moment). A case with a stored
 attribution is skipped unless the job asks for ``refresh``; a case the job has finished is never
 done again by it, whether it was stopped, interrupted or resumed in between. The work itself runs
-on the process's job worker (:mod:`service.services.job_runner`), off the request loop.
+on the process's job worker (:mod:`service.attribution.jobs.runner`), off the request loop.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import uuid
 
 from neo4j import AsyncSession
 
+from service.attribution.jobs import repository as jobs
+from service.attribution.jobs.models import AttributionJob, AttributionJobRequest
+from service.attribution.jobs.runner import JobSpec, worker
+from service.attribution.models import AttributeRequest, AttributionResult
+from service.attribution.service import build_judge, close_judge
 from service.errors import Conflict, NotFound
-from service.models.attribution import AttributeRequest, AttributionResult
-from service.models.jobs import AttributionJob, AttributionJobRequest
-from service.repository import attribution_jobs as jobs
-from service.services.attribution import build_judge, close_judge
-from service.services.job_runner import JobSpec, worker
 from service.settings import Settings
 
 

@@ -20,14 +20,14 @@ from datetime import UTC, datetime
 
 from neo4j import AsyncSession
 
+from service.attribution.judge_check import repository as judge_checks
+from service.attribution.judge_check.models import JudgeCheckResult, RoleScore
 from service.attribution.judge_probes import PROBE_SET, Probe, probe_set
 from service.attribution.judges.base import Verdict
 from service.attribution.judges.llm import LLMJudge
+from service.attribution.service import llm_judge, remember_self_check, require_llm
 from service.errors import NotFound
 from service.llm.client import connections
-from service.models.judge_check import JudgeCheckResult, RoleScore
-from service.repository import judge_checks
-from service.services.attribution import llm_judge, remember_self_check, require_llm
 from service.settings import Settings
 
 log = logging.getLogger(__name__)

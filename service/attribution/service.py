@@ -10,21 +10,23 @@ from typing import TYPE_CHECKING, Any
 
 from neo4j import AsyncSession
 
+from service.attribution import repository as attributions
+from service.attribution import scope_repository as attribution_scope
 from service.attribution.engine import attribute
 from service.attribution.graph import CaseGraph
+from service.attribution.judge_check import repository as judge_checks
+from service.attribution.judge_check.models import JudgeCheckResult
 from service.attribution.judges.base import CachedJudge, HeuristicStandIn, Judge
 from service.attribution.judges.heuristic import HeuristicJudge
+from service.attribution.models import AttributeRequest, AttributionResult
+from service.attribution.row_cache import RowCache
 from service.attribution.scope import Scope
+from service.attribution.scope_reads import ScopeReads
 from service.attribution.search import EndpointEmbedder
 from service.attribution.walk import CaseFacts
 from service.errors import CaseNotFound, InvalidInput, NotFound
 from service.llm import client as llm_client
-from service.models.attribution import AttributeRequest, AttributionResult
 from service.models.cases import CaseView
-from service.models.judge_check import JudgeCheckResult
-from service.repository import attribution_scope, attributions, judge_checks
-from service.repository.attribution_rows import RowCache
-from service.services.attribution_scope import ScopeReads
 from service.settings import Settings
 
 if TYPE_CHECKING:

@@ -32,9 +32,9 @@ from typing import Any
 
 from neo4j import AsyncSession
 
+from service.attribution import scope_repository as attribution_scope
 from service.attribution.graph import prepared
 from service.attribution.scope import Scope
-from service.repository import attribution_scope
 
 SCOPES_KEPT = 16
 ROWS_KEPT = 100_000

@@ -23,11 +23,11 @@ from neo4j import AsyncManagedTransaction, AsyncSession
 from neo4j.exceptions import ConstraintError
 
 from cypher import query
+from service.attribution.jobs.models import AttributionJob, JobFailure
+from service.attribution.models import AttributionResult
+from service.attribution.repository import store
 from service.db import store_errors
 from service.errors import Conflict
-from service.models.attribution import AttributionResult
-from service.models.jobs import AttributionJob, JobFailure
-from service.repository.attributions import store
 from service.repository.values import native
 
 FAILURES_SHOWN = 20

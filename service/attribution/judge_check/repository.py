@@ -5,8 +5,8 @@ from __future__ import annotations
 from neo4j import AsyncManagedTransaction, AsyncSession
 
 from cypher import query
+from service.attribution.judge_check.models import JudgeCheckResult
 from service.db import store_errors
-from service.models.judge_check import JudgeCheckResult
 
 
 async def _record(tx: AsyncManagedTransaction, project: str, result: JudgeCheckResult) -> None:

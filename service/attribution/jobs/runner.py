@@ -49,17 +49,16 @@ from dataclasses import dataclass, field
 
 from neo4j import AsyncDriver, AsyncSession
 
+from service.attribution import repository as attributions
+from service.attribution.jobs import repository as jobs
+from service.attribution.jobs.repository import CaseOutcome, PendingCase
+from service.attribution.judge_check.models import JudgeCheckResult
 from service.attribution.judges.base import Judge
+from service.attribution.models import AttributeRequest
+from service.attribution.row_cache import RowCache
+from service.attribution.scope_reads import ScopeReads
 from service.attribution.search import EndpointEmbedder
-from service.db import Stores
-from service.errors import MemTraceError, StoreUnavailable
-from service.models.attribution import AttributeRequest
-from service.models.judge_check import JudgeCheckResult
-from service.repository import attribution_jobs as jobs
-from service.repository import attributions
-from service.repository.attribution_jobs import CaseOutcome, PendingCase
-from service.repository.attribution_rows import RowCache
-from service.services.attribution import (
+from service.attribution.service import (
     RepositorySource,
     attribute_inputs,
     build_judge,
@@ -68,7 +67,8 @@ from service.services.attribution import (
     new_embedder,
     recorded_check,
 )
-from service.services.attribution_scope import ScopeReads
+from service.db import Stores
+from service.errors import MemTraceError, StoreUnavailable
 from service.settings import Settings
 
 log = logging.getLogger(__name__)

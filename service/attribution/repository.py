@@ -9,10 +9,10 @@ from typing import Any
 from neo4j import AsyncManagedTransaction, AsyncSession
 
 from cypher import query
+from service.attribution.models import AttributionResult
+from service.attribution.row_cache import RowCache, listed_rows
 from service.db import store_errors
-from service.models.attribution import AttributionResult
 from service.models.cases import CaseView
-from service.repository.attribution_rows import RowCache, listed_rows
 from service.repository.cases import read_case
 
 

@@ -7,12 +7,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Query
 
+from service.attribution.jobs import service as attribution_jobs
+from service.attribution.jobs.models import AttributionJob, AttributionJobRequest
+from service.attribution.models import AttributionResult
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
-from service.models.attribution import AttributionResult
-from service.models.jobs import AttributionJob, AttributionJobRequest
 from service.routes.errors import responses
-from service.services import attribution_jobs
 
 router = APIRouter(prefix="/attribution-jobs", tags=["attribution"])
 

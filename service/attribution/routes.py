@@ -5,12 +5,12 @@ from typing import Annotated
 from fastapi import APIRouter, Body
 
 import service.id_paths  # noqa: F401  (registers the {name:id} path convertor)
+from service.attribution import service as attribution
+from service.attribution.models import AttributeRequest, AttributionResult, ErrorType, Status
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
-from service.models.attribution import AttributeRequest, AttributionResult, ErrorType, Status
 from service.routes.errors import responses
 from service.routes.params import Skip, limit_query
-from service.services import attribution
 
 router = APIRouter(tags=["attribution"])
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from service.models.attribution import JudgeKind
+from service.attribution.models import JudgeKind
 
 JobStatus = Literal["running", "interrupted", "stopped", "completed", "failed"]
 """``running``: a runner works on it. ``interrupted``: it was running, but its runner has not

@@ -6,11 +6,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Query
 
+from service.attribution.judge_check import service as judge_check
+from service.attribution.judge_check.models import JudgeCheckRequest, JudgeCheckResult
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
-from service.models.judge_check import JudgeCheckRequest, JudgeCheckResult
 from service.routes.errors import responses
-from service.services import judge_check
 
 router = APIRouter(tags=["judge"])
 
