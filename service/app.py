@@ -11,12 +11,14 @@ from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
 
-from service import adhoc, audits, otlp, prompts, reports, ui
+from service import ui
+from service.adhoc import routes as adhoc
 from service.attribution import routes as attribution
 from service.attribution.jobs import routes as attribution_jobs
 from service.attribution.judge_check import routes as judge
 from service.attribution.judge_check.service import self_check
 from service.attribution.service import probe_llm
+from service.audits import routes as audits
 from service.auth import KeyConfigError, authorize, load_keys
 from service.auth_middleware import AuthenticationMiddleware
 from service.body_limit import BodyLimitMiddleware
@@ -25,6 +27,9 @@ from service.dependencies import get_read_session, get_session
 from service.docs import install_docs
 from service.http_errors import install_error_handlers
 from service.id_paths import EncodedSlashMiddleware
+from service.otlp import routes as otlp
+from service.prompts import routes as prompts
+from service.reports import routes as reports
 from service.routes import (
     cases,
     deletion,

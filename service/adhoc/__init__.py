@@ -8,9 +8,6 @@ query's text: comments, strings, names), ``parameters`` (the caller's ``params``
 values), ``bound`` (the wrapper that makes Neo4j cut big rows before they are sent) and
 ``models`` (request and answer).
 
-``router`` is registered by ``service.app``.
+``routes.router`` is registered by ``service.app``; this package imports nothing itself, so a
+reader of one module (the CLI reads ``reports.tables``) does not load the web stack.
 """
-
-from service.adhoc.routes import router
-
-__all__ = ["router"]

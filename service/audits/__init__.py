@@ -9,9 +9,6 @@ others: ``routes`` (``GET /audits``, ``GET /audits/{name}``) -> ``service`` (run
 route, within the audit time budget) -> ``repository`` (the only Cypher), with ``models`` for
 the answers.
 
-``router`` is registered by ``service.app``.
+``routes.router`` is registered by ``service.app``; this package imports nothing itself, so a
+reader of one module (the CLI reads ``reports.tables``) does not load the web stack.
 """
-
-from service.audits.routes import router
-
-__all__ = ["router"]

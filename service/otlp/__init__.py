@@ -7,9 +7,6 @@ from earlier exports, write) with ``trace_cases`` and ``warnings`` beside it -> 
 repositories (the only Cypher): ``lineage_repository`` (stored versions and answers an export
 links to), ``trace_cases_repository``, ``warnings_repository``; ``models`` for the answers.
 
-``router`` is registered by ``service.app``.
+``routes.router`` is registered by ``service.app``; this package imports nothing itself, so a
+reader of one module (the CLI reads ``reports.tables``) does not load the web stack.
 """
-
-from service.otlp.routes import router
-
-__all__ = ["router"]

@@ -9,9 +9,6 @@ Cypher). Beside them: ``proposal`` (asking the model for an edit and refusing a 
 one), ``budget`` (the optimiser's hard budget of calls and tokens over the one chat client,
 ``service.llm``) and ``models``.
 
-``router`` is registered by ``service.app``.
+``routes.router`` is registered by ``service.app``; this package imports nothing itself, so a
+reader of one module (the CLI reads ``reports.tables``) does not load the web stack.
 """
-
-from service.prompts.routes import router
-
-__all__ = ["router"]

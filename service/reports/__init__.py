@@ -5,9 +5,6 @@ Read in this order: ``routes`` -> ``service`` (the figures from the rows) -> ``r
 only Cypher). Beside them: ``models`` (the answer), ``tables`` (the figures as text tables,
 shared with the CLI), ``plots`` (inline SVG charts) and ``html`` (the page).
 
-``router`` is registered by ``service.app``.
+``routes.router`` is registered by ``service.app``; this package imports nothing itself, so a
+reader of one module (the CLI reads ``reports.tables``) does not load the web stack.
 """
-
-from service.reports.routes import router
-
-__all__ = ["router"]
