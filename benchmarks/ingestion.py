@@ -56,8 +56,8 @@ from benchmarks.harness import RESULTS, fresh_neo4j, percentile, save, service_o
 from cypher import query
 from ingest.rows import batch_rows
 from service.db import apply_schema, create_driver
-from service.repository.traces import write_batch
 from service.settings import Settings
+from service.traces.repository import write_batch
 from tests.support.servers import run_service
 
 TS = "2026-01-01T00:00:00Z"

@@ -35,7 +35,7 @@ from benchmarks.flatlog import SYSTEM_PROMPT as FLATLOG_SYSTEM_PROMPT
 from benchmarks.flatlog import batch_units, header_of, op_ids_in_log
 from service.attribution.judges.base import Question, UnitText, Verdict
 from service.attribution.judges.llm import UNIT_LINE_RE
-from service.models.llm import Cost
+from service.llm.models import Cost
 
 _QUESTION_RE = re.compile(r'^Question: ("(?:[^"\\]|\\.)*")$', re.MULTILINE)
 _EXPECTED_RE = re.compile(r'^Expected answer: ("(?:[^"\\]|\\.)*")$', re.MULTILINE)

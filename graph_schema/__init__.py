@@ -1,6 +1,6 @@
 """The memory evolution graph: what MemTrace stores, as the writer, the Cypher catalogue and the
 API share it (the wire format that fills it is ``memtrace_client.models``; the API's models are
-``service.models``).
+the ``models`` module of each feature package under ``service/``).
 
 Nodes (every node carries ``project``; ``(project, id)`` is unique per label):
 

@@ -11,7 +11,6 @@ from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
 
-from service import ui
 from service.adhoc import routes as adhoc
 from service.attribution import routes as attribution
 from service.attribution.jobs import routes as attribution_jobs
@@ -22,25 +21,24 @@ from service.audits import routes as audits
 from service.auth import KeyConfigError, authorize, load_keys
 from service.auth_middleware import AuthenticationMiddleware
 from service.body_limit import BodyLimitMiddleware
+from service.cases import routes as cases
 from service.db import Stores
+from service.deletion import routes as deletion
 from service.dependencies import get_read_session, get_session
 from service.docs import install_docs
+from service.error_responses import AUTH, document_deletion_refusals, responses
+from service.health import routes as health
 from service.http_errors import install_error_handlers
 from service.id_paths import EncodedSlashMiddleware
+from service.imports import routes as imports
 from service.otlp import routes as otlp
+from service.projects import routes as projects
 from service.prompts import routes as prompts
 from service.reports import routes as reports
-from service.routes import (
-    cases,
-    deletion,
-    health,
-    imports,
-    projects,
-    traces,
-    verdicts,
-)
-from service.routes.errors import AUTH, document_deletion_refusals, responses
 from service.settings import Settings, get_settings
+from service.traces import routes as traces
+from service.ui import routes as ui
+from service.ui.errors import PAGE_ERRORS
 from service.ui.login import router as ui_login_router
 
 log = logging.getLogger(__name__)
@@ -96,7 +94,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings  # what every route's SettingsDep reads
     app.state.api_keys = api_keys
-    app.state.page_errors = ui.PAGE_ERRORS  # errors as pages for a browser (service.http_errors)
+    app.state.page_errors = PAGE_ERRORS  # errors as pages for a browser (service.http_errors)
     app.add_middleware(EncodedSlashMiddleware)  # ids with "/" in paths (service.id_paths)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_batch_bytes)
     # Added last, so it runs first: no body is read for a caller without a key.
@@ -107,7 +105,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         otlp,
         imports,
         cases,
-        verdicts,
         projects,
         attribution,
         attribution_jobs,

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Annotated
 
 from fastapi import Depends, Header, Query, Request
+from memtrace_client.models import ProjectName
 from starlette.datastructures import Headers
 
 from service.errors import Forbidden, InvalidInput
-from service.models.traces import ProjectName
 from service.settings import Settings
 
 PROJECT_HEADER = "X-MemTrace-Project"

@@ -4,7 +4,8 @@ into ours.
 ``Stores`` holds one driver per configured store (``service.placement``): made in the FastAPI
 lifespan, closed at shutdown; a request gets a session on its acting project's store
 (``service.dependencies``). The attribution job thread has its own ``Stores`` (an async driver
-belongs to the event loop that made it). Only ``service.repository`` runs queries through them.
+belongs to the event loop that made it). Only the features' ``repository`` modules run queries
+through them.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """FastAPI dependencies: settings, the stores, and one Neo4j session per request on the store of
 the acting project (``service.auth.acting_project``), closed in ``finally``. Opening one on a
-project being deleted is refused (``service.services.projects.refuse_if_being_deleted``), except
+project being deleted is refused (``service.projects.service.refuse_if_being_deleted``), except
 for ``DELETE /project``, which finishes the deletion."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from neo4j import READ_ACCESS, AsyncSession
 
 from service.auth import ProjectDep
 from service.db import Stores
-from service.services.projects import refuse_if_being_deleted
+from service.projects.service import refuse_if_being_deleted
 from service.settings import Settings
 
 
@@ -113,7 +113,7 @@ async def get_bounded_read_session(
     stores: StoresDep, project: ProjectDep
 ) -> AsyncIterator[AsyncSession]:
     """A read-access session on the acting project's store, its schema applied, for the
-    service's own reads under a time budget (audits, reports: ``service.repository.bounded``
+    service's own reads under a time budget (audits, reports: ``service.read_budget``
     runs them in explicit transactions, which take their access mode from the session; their
     statements seek the indexes the schema creates)."""
     store = await stores.ready_for(project)

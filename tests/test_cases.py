@@ -95,7 +95,7 @@ def test_subgraph_node_limit_is_reported(client: httpx.Client, project: str) -> 
 
 
 # Written times as the subgraph has always shown them (stored in UTC): the read takes `ts` as
-# integers now (service/repository/values.py: from_epoch), so these pin the text it gives back,
+# integers now (service/neo4j_values.py: from_epoch), so these pin the text it gives back,
 # down to the microsecond, at both ends of datetime's range and for a node without a time.
 SHOWN_TIMES = {
     "2026-03-04T05:06:07.123456+05:30": "2026-03-03T23:36:07.123456Z",

@@ -1,14 +1,17 @@
 """Where things live (issue 11's done-when checks), so the layout cannot drift back:
 
 - no command-line code under ``service/`` (the ``memtrace`` command is ``cli/``);
-- every model a route answers or reads is defined in ``service/models/`` or in the ``models``
-  module of the feature package it belongs to (``service/<feature>/models.py``), or is a wire
-  model of ``memtrace_client.models``, which ``service.models.traces`` re-exports);
+- every model a route answers or reads is defined in the ``models`` module of the feature
+  package it belongs to (``service/<feature>/models.py``), in ``service/error_models.py`` (the
+  error body every route may answer), or is a wire model of ``memtrace_client.models``, which
+  ``service.traces.models`` re-exports);
 - no error body (``{"error": ...}``) is built outside ``service/http_errors.py``;
 - the docs' "The code" page (docs/code.md) names the folders the tree has, and only those;
 - no import cycle among the project's modules, deferred imports (inside functions or under
   ``TYPE_CHECKING``) included: a circle that only works because an import is deferred is still
   a circle a reader has to untangle.
+- no module outside a feature package imports the feature's internals: only its ``service`` and
+  ``models`` (and what ``FACE_EXTRAS`` names, with why);
 - one chat client: no OpenAI client is made and no chat completion asked for outside
   ``service/llm/client.py`` (in ``service/`` and the closed-loop benchmark), but for the
   embeddings client of the evidence search.
@@ -34,7 +37,7 @@ import service
 
 REPO = Path(__file__).resolve().parent.parent
 SERVICE = REPO / "service"
-MODEL_HOMES = ("service.models.", "memtrace_client.models")
+MODEL_HOMES = ("service.error_models", "memtrace_client.models")
 FEATURE_MODELS = re.compile(r"^service(\.\w+)+\.models$")
 """A feature package's own models (``service.adhoc.models``): where its routes' models live."""
 CLI_PACKAGES = {"cli", "typer", "click", "rich"}
@@ -313,3 +316,48 @@ def test_the_kernel_imports_no_feature_and_no_ui() -> None:
     }
     assert upward == set()
     assert "ui" in features and "adhoc" in features  # the check knows the packages
+
+
+FEATURE_FACE = ("service", "models")
+"""What a feature offers the rest of the code: its service functions and its models. Its routes,
+repository and helpers (the engine, the row cache, a report's plots) are its own business."""
+FACE_EXTRAS = {
+    "service.reports.tables": "the terminal shows a fetched report with the server's tables",
+    "service.reports.html": "`memtrace report --html` writes the server's page from a report",
+}
+LIBRARIES = {"llm"}
+"""Packages with no routes that features build on (the one chat client): all of it is public."""
+ASSEMBLER_REACH = ("routes", "errors", "login")
+"""``service.app`` registers each feature's router (and the UI's error pages and key form)."""
+
+
+def _internal_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Imports of a feature's internals by a module outside that feature. A repository may use
+    another feature's repository, to write or read inside the transaction it already holds (a
+    prompt version with its cases, an OTLP export's lineage, an attribution's case)."""
+    features = {p.parent.name for p in SERVICE.glob("*/__init__.py")} - {"neo4j_local"}
+    found = []
+    for module, targets in graph.items():
+        for target in targets:
+            parts = target.split(".")
+            if parts[0] != "service" or len(parts) < 3 or parts[1] not in features:
+                continue
+            if module.split(".")[:2] == parts[:2] or parts[1] in LIBRARIES:
+                continue
+            last = parts[-1]
+            if last in FEATURE_FACE or target in FACE_EXTRAS:
+                continue
+            if last == "repository" and module.endswith("repository"):
+                continue
+            if module == "service.app" and last in ASSEMBLER_REACH:
+                continue
+            found.append(f"{module} -> {target}")
+    return sorted(found)
+
+
+def test_no_module_outside_a_feature_imports_its_internals() -> None:
+    graph = _imports(_module_names())
+    assert _internal_imports(graph) == []
+    # and the check sees one: the UI reading cases' repository instead of their service
+    graph["service.ui.service"] = graph["service.ui.service"] | {"service.cases.repository"}
+    assert _internal_imports(graph) == ["service.ui.service -> service.cases.repository"]

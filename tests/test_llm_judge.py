@@ -16,7 +16,7 @@ from service.attribution.judges.base import CachedJudge, Judge, Question, UnitTe
 from service.attribution.judges.llm import LLMJudge, unit_ids_in_prompt
 from service.attribution.judges.llm_prompt import STRICT_NOTE, output_allowance
 from service.llm.client import EndpointRefused
-from service.models.llm import Cost
+from service.llm.models import Cost
 from tests.support.llm_server import ScriptedLLM, oracle_from_ids, scripted_llm, user_text
 
 SECRET = "Ann's passport number is X1234"

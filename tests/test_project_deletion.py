@@ -14,7 +14,7 @@ from neo4j import Driver
 
 from cypher import query
 from graph_schema.labels import NODE_LABELS
-from service.repository.deletion import PROJECT_STEPS
+from service.deletion.repository import PROJECT_STEPS
 from tests.support.traces import DEMO_TRUTH, demo_batch
 
 

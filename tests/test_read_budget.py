@@ -13,7 +13,7 @@ from neo4j import READ_ACCESS, AsyncGraphDatabase, AsyncTransaction
 
 from service.audits.catalogue import AUDITS
 from service.errors import ReadTimedOut
-from service.repository.bounded import Deadline, read_within
+from service.read_budget import Deadline, read_within
 from tests.support.servers import Neo4jHandle, run_service
 from tests.support.traces import demo_batch
 

@@ -1,5 +1,5 @@
 // The nodes attribution/ancestors returns, by id only, in the same order: for a reader that
-// keeps the rows it has read before (an attribution job, service/services/attribution_nodes.py)
+// keeps the rows it has read before (an attribution job, service/attribution/row_cache.py)
 // and fetches only the others with attribution/nodes. Each as [id, is operation, cacheable]:
 // a unit stored by id only (defined = false) may be defined later, so it is never kept.
 // $params: project (string), unit_id (string), limit (int: at most this many nodes)

@@ -4,7 +4,7 @@
 // the planner runs a pruning breadth-first expand whose cost grows with the unit's ancestry, not
 // with the graph. One row holding a list: the driver decodes that far faster than one row a node.
 // `ts` is [epoch seconds, nanosecond, offset seconds], not a DateTime: decoding a thousand
-// DateTimes was most of the endpoint's time (service/repository/values.py: from_epoch).
+// DateTimes was most of the endpoint's time (service/neo4j_values.py: from_epoch).
 // $params: project (string), unit_id (string), limit (int: at most this many nodes)
 MATCH (start:Unit {project: $project, id: $unit_id})
 MATCH (start)-[:PRODUCED_BY|CONSUMES*0..]->(x)

@@ -22,7 +22,7 @@ from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired, Tra
 
 from service.db import OUT_OF_MEMORY, store_errors
 from service.errors import QueryFailed, QueryRefused
-from service.repository.bounded import CLIENT_GRACE_S, TIMED_OUT
+from service.read_budget import CLIENT_GRACE_S, TIMED_OUT
 
 T = TypeVar("T")
 

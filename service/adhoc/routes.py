@@ -6,7 +6,7 @@ from service.adhoc.models import CypherRequest, CypherResult
 from service.adhoc.service import run_cypher
 from service.auth import ProjectDep
 from service.dependencies import ReadSessionDep, SettingsDep
-from service.routes.errors import responses
+from service.error_responses import responses
 
 router = APIRouter(tags=["audits"])
 

@@ -41,7 +41,7 @@ from service.attribution.models import (
 from service.attribution.scope import Scope, recorded_at, recorded_by, scope_of
 from service.attribution.search import fuse, message_index
 from service.attribution.walk import NO_UNIT, CaseFacts, Walk
-from service.models.llm import Cost
+from service.llm.models import Cost
 
 INCONCLUSIVE_CONFIDENCE = 0.3
 REDUNDANT_SOURCES = 8

@@ -8,7 +8,7 @@ They share one row shape:
 ``ts`` comes from those queries as ``[epoch seconds, nanosecond, offset seconds]`` rather than a
 Neo4j DateTime: the driver's DateTime hydration (pytz, a calendar computed in Python) cost about
 a third of an attribution job's CPU, and three integers make the same instant and local time in
-microseconds (:func:`timestamp`, with ``service.repository.values.from_epoch``, which the
+microseconds (:func:`timestamp`, with ``service.neo4j_values.from_epoch``, which the
 subgraph endpoint shares). A DateTime or datetime (the in-process benchmark's rows) is taken as
 it is.
 """
@@ -25,7 +25,7 @@ from neo4j.time import DateTime
 
 from graph_schema import ENTRY_KEYS
 from graph_schema.rules import QUESTION_TIME_KINDS
-from service.repository.values import from_epoch
+from service.neo4j_values import from_epoch
 
 # Operation kinds that read the memory at question time; every other kind builds it.
 READ_KINDS = QUESTION_TIME_KINDS

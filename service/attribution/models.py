@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from service.models.llm import Cost
+from service.llm.models import Cost
 
 ErrorType = Literal[
     "ExtractionError", "UpdateError", "DeletionError", "RetrievalError", "ResponseError"

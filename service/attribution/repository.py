@@ -11,9 +11,9 @@ from neo4j import AsyncManagedTransaction, AsyncSession
 from cypher import query
 from service.attribution.models import AttributionResult
 from service.attribution.row_cache import RowCache, listed_rows
+from service.cases.models import CaseView
+from service.cases.repository import read_case
 from service.db import store_errors
-from service.models.cases import CaseView
-from service.repository.cases import read_case
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from service.attribution import service as attribution
 from service.attribution.models import AttributeRequest, AttributionResult, ErrorType, Status
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
-from service.routes.errors import responses
-from service.routes.params import Skip, limit_query
+from service.error_responses import responses
+from service.query_params import Skip, limit_query
 
 router = APIRouter(tags=["attribution"])
 

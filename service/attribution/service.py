@@ -24,9 +24,9 @@ from service.attribution.scope import Scope
 from service.attribution.scope_reads import ScopeReads
 from service.attribution.search import EndpointEmbedder
 from service.attribution.walk import CaseFacts
+from service.cases.models import CaseView
 from service.errors import CaseNotFound, InvalidInput, NotFound
 from service.llm import client as llm_client
-from service.models.cases import CaseView
 from service.settings import Settings
 
 if TYPE_CHECKING:

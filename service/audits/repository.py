@@ -1,5 +1,5 @@
 """Running an audit's statement for one page of rows, in one read transaction within the
-request's time budget (``service.repository.bounded``).
+request's time budget (``service.read_budget``).
 
 Audits whose rule ends in Python (a ``keep`` filter) page over candidates: the statement runs
 once from ``skip`` with ``scan`` as its limit, and its rows are read as they stream in until
@@ -17,8 +17,8 @@ from neo4j import AsyncResult, AsyncSession, AsyncTransaction, Record
 from cypher import query
 from service.audits.models import AuditRow as Row
 from service.audits.models import RowFilter
-from service.repository.bounded import Deadline, read_within
-from service.repository.values import native
+from service.neo4j_values import native
+from service.read_budget import Deadline, read_within
 
 
 def _row(record: Record) -> Row:

@@ -11,8 +11,8 @@ from service.audits.models import AuditInfo, AuditPage
 from service.audits.parameters import COMMON_PARAMETERS
 from service.auth import ProjectDep
 from service.dependencies import BoundedReadSessionDep, SettingsDep
-from service.routes.errors import responses
-from service.routes.params import Skip, limit_query
+from service.error_responses import responses
+from service.query_params import Skip, limit_query
 
 router = APIRouter(prefix="/audits", tags=["audits"])
 

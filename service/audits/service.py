@@ -19,7 +19,7 @@ from service.audits.parameters import parse_parameters
 from service.audits.spec import AuditSpec
 from service.audits.words import answer_needles
 from service.errors import AuditNotFound, ReadTimedOut
-from service.repository.bounded import Deadline
+from service.read_budget import Deadline
 
 
 def list_audits() -> list[AuditInfo]:

@@ -22,8 +22,8 @@ from ingest.otlp_decode import where
 from ingest.rows import batch_rows
 from service.db import store_errors
 from service.errors import InvalidInput
-from service.models.traces import IngestResult, TraceBatch
-from service.repository.traces import write_in
+from service.traces.models import IngestResult, TraceBatch
+from service.traces.repository import write_in
 
 
 @store_errors

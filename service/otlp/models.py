@@ -9,8 +9,8 @@ from typing import Literal
 from memtrace_client.models import TraceCaseIn
 from pydantic import BaseModel, Field
 
-from service.models.cases import CaseView
-from service.models.traces import IngestResult
+from service.cases.models import CaseView
+from service.traces.models import IngestResult
 
 Encoding = Literal["protobuf", "json"]
 

@@ -29,11 +29,11 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from service.auth import PrincipalDep, ProjectDep, batch_project
 from service.dependencies import SessionDep, SettingsDep, StoresDep, writable_project_session
+from service.error_responses import responses
 from service.otlp import warnings as otlp_warnings
 from service.otlp.models import OtlpResult, OtlpWarnings, TraceCase, TraceCaseIn
 from service.otlp.service import ingest_otlp
 from service.otlp.trace_cases import record_trace_case
-from service.routes.errors import responses
 
 router = APIRouter(tags=["ingestion"])
 

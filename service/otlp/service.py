@@ -30,12 +30,12 @@ from service.errors import (
     PayloadTooLarge,
     UnsupportedMediaType,
 )
-from service.models.traces import TraceBatch
 from service.otlp import warnings as otlp_warnings
 from service.otlp.lineage_repository import write_linked
 from service.otlp.models import Encoding, OtlpResult
-from service.services.ingestion import check_size, ingest_batch
 from service.settings import Settings
+from service.traces.models import TraceBatch
+from service.traces.service import check_size, ingest_batch
 
 MEDIA_TYPES: dict[str, Encoding] = {
     "application/x-protobuf": "protobuf",

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 from neo4j import AsyncSession
 
+from service.cases.service import get_case
 from service.errors import InvalidInput, TraceNotFound
-from service.models.traces import CaseIn, TraceBatch
 from service.otlp.models import TraceCase, TraceCaseIn
 from service.otlp.trace_cases_repository import read_trace_answer
-from service.services.cases import get_case
-from service.services.ingestion import ingest_batch
 from service.settings import Settings
+from service.traces.models import CaseIn, TraceBatch
+from service.traces.service import ingest_batch
 
 
 async def record_trace_case(

@@ -24,8 +24,8 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from service.errors import InvalidInput, UpstreamFailed
 from service.llm.client import Backoff, CallFailed, ChatClient, EndpointRefused
+from service.llm.models import Cost
 from service.llm.text import estimate_tokens
-from service.models.llm import Cost
 from service.settings import Settings
 
 logger = logging.getLogger(__name__)

@@ -7,8 +7,8 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from service.attribution.models import ErrorType
-from service.models.llm import Cost
-from service.models.traces import Timestamp
+from service.llm.models import Cost
+from service.traces.models import Timestamp
 
 
 class PromptVersionSummary(BaseModel):

@@ -37,13 +37,13 @@ from graph_schema.prompts import OPTIMIZATION_KIND, Prompt
 from ingest.rows import batch_rows
 from service.errors import InvalidInput
 from service.llm.text import estimate_tokens, strip_fence
-from service.models.traces import TraceBatch
 from service.prompts import proposal as prompts_proposal
 from service.prompts import repository as repo
 from service.prompts.budget import BudgetedChat, BudgetSpent, check_endpoint
 from service.prompts.models import CaseFeedback, OptimizeRequest, OptimizeResult, PromptVersion
 from service.prompts.service import get_prompt
 from service.settings import Settings
+from service.traces.models import TraceBatch
 
 Progress = Callable[[dict[str, Any]], Awaitable[None]]
 

@@ -14,8 +14,8 @@ from cypher import query
 from graph_schema.prompts import HASH_KEY, NAME_KEY
 from ingest.rows import BatchRows
 from service.db import store_errors
-from service.repository.bounded import Deadline, read_within
-from service.repository.traces import write_in
+from service.read_budget import Deadline, read_within
+from service.traces.repository import write_in
 
 
 def _native(value: Any) -> Any:
@@ -72,7 +72,7 @@ async def versions(
     deadline: Deadline | None = None,
 ) -> list[VersionRow]:
     """Every prompt version of the project (of prompt ``name`` only, when given). With a
-    ``deadline`` (a report's), read within it (``service.repository.bounded``; ``session`` a
+    ``deadline`` (a report's), read within it (``service.read_budget``; ``session`` a
     read-access one)."""
     prefix = f"prompt:{name}@" if name else "prompt:"
 

@@ -14,13 +14,13 @@ from neo4j import AsyncSession
 
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
+from service.error_responses import responses
 from service.errors import MemTraceError
 from service.http_errors import error_body
 from service.prompts import optimize as prompts_optimize
 from service.prompts import service as prompts
 from service.prompts.models import OptimizeRequest, OptimizeResult, PromptDetail, PromptSummary
 from service.prompts.optimize import Plan
-from service.routes.errors import responses
 from service.settings import Settings
 
 router = APIRouter(prefix="/prompts", tags=["prompts"])

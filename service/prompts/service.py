@@ -22,7 +22,7 @@ from service.prompts.models import (
     PromptVersionSummary,
 )
 from service.prompts.repository import VersionRow
-from service.repository.bounded import Deadline
+from service.read_budget import Deadline
 
 _LAST = datetime.max.replace(tzinfo=UTC)
 

@@ -1,5 +1,5 @@
 """Reading what an error report counts: one compact row per case, in one read transaction
-within the report's time budget (``service.repository.bounded``)."""
+within the report's time budget (``service.read_budget``)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any
 from neo4j import AsyncSession, AsyncTransaction
 
 from cypher import query
-from service.models.llm import Cost
-from service.repository.bounded import Deadline, read_within
-from service.repository.values import from_epoch_ms
+from service.llm.models import Cost
+from service.neo4j_values import from_epoch_ms
+from service.read_budget import Deadline, read_within
 
 
 @dataclass(frozen=True)

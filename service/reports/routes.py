@@ -10,9 +10,9 @@ from fastapi.responses import HTMLResponse
 
 from service.auth import ProjectDep
 from service.dependencies import BoundedReadSessionDep, SettingsDep
+from service.error_responses import html_route_responses, responses
 from service.reports import service as reports
 from service.reports.models import Bucket, Report, ReportFilters
-from service.routes.errors import html_route_responses, responses
 
 router = APIRouter(tags=["reports"])
 

@@ -18,6 +18,7 @@ from neo4j import AsyncSession
 from service.attribution.models import ErrorType
 from service.errors import InvalidInput, ReadTimedOut
 from service.prompts.service import version_rates
+from service.read_budget import Deadline
 from service.reports import repository as reports
 from service.reports.models import (
     BlamedOperationCount,
@@ -34,8 +35,7 @@ from service.reports.models import (
     TrendRow,
 )
 from service.reports.repository import CaseRow
-from service.repository.bounded import Deadline
-from service.services.times import in_utc
+from service.times import in_utc
 
 ERROR_TYPES: tuple[str, ...] = get_args(ErrorType)
 """The taxonomy, in the order of the paper (construction first, response last)."""

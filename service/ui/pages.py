@@ -63,12 +63,12 @@ def _page(template: str, data: BaseModel) -> str:
 
 
 def case_page(data: BaseModel) -> str:
-    """The case view; ``data`` is a ``service.models.ui.CasePage``."""
+    """The case view; ``data`` is a ``service.ui.models.CasePage``."""
     return _page("case.html", data)
 
 
 def case_list_page(data: BaseModel) -> str:
-    """The list of cases; ``data`` is a ``service.models.ui.CaseList``."""
+    """The list of cases; ``data`` is a ``service.ui.models.CaseList``."""
     return _page("cases.html", data)
 
 

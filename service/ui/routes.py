@@ -1,6 +1,6 @@
 """Routes of the browser views: ``/ui/cases/{id}``, ``/ui/cases``, and their static files.
 
-They read through ``service.services.ui`` like every other route; errors become small HTML pages
+They read through ``service.ui.service`` like every other route; errors become small HTML pages
 (a person is reading), with the status code the JSON API would answer.
 """
 
@@ -15,10 +15,10 @@ import service.id_paths  # noqa: F401  (registers the {name:id} path convertor)
 from graph_schema import Verdict
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
+from service.error_responses import responses
 from service.errors import NotFound
-from service.routes.errors import responses
-from service.services import ui
 from service.ui import pages
+from service.ui import service as ui
 from service.ui.assets import asset
 
 router = APIRouter(prefix="/ui", tags=["ui"])

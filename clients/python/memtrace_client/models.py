@@ -1,7 +1,7 @@
 """Wire format of ``POST /traces``: a batch of units, operations and cases.
 
 This is the one definition: the MemTrace service validates what it receives with these models
-(``service.models.traces`` re-exports them) and the client builds what it sends with them.
+(``service.traces.models`` re-exports them) and the client builds what it sends with them.
 
 Invariants a batch must hold before anything is written (checked here, at the edge):
 

@@ -1,5 +1,5 @@
 // Marks a project as being deleted, in its own transaction before any of its nodes goes: from
-// then on reads answer 404 and writes 409 (service/services/projects.py), so a deletion that
+// then on reads answer 404 and writes 409 (service/projects/service.py), so a deletion that
 // stops half way (a crash, a restart) never leaves a half project served. DELETE /project run
 // again finds the marker and finishes. Running it on a marked project keeps the first start.
 // $params: project (string)

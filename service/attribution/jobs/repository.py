@@ -28,7 +28,7 @@ from service.attribution.models import AttributionResult
 from service.attribution.repository import store
 from service.db import store_errors
 from service.errors import Conflict
-from service.repository.values import native
+from service.neo4j_values import native
 
 FAILURES_SHOWN = 20
 

@@ -12,7 +12,7 @@ from service.attribution.jobs.models import AttributionJob, AttributionJobReques
 from service.attribution.models import AttributionResult
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
-from service.routes.errors import responses
+from service.error_responses import responses
 
 router = APIRouter(prefix="/attribution-jobs", tags=["attribution"])
 

@@ -10,7 +10,7 @@ from service.attribution.judge_check import service as judge_check
 from service.attribution.judge_check.models import JudgeCheckRequest, JudgeCheckResult
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
-from service.routes.errors import responses
+from service.error_responses import responses
 
 router = APIRouter(tags=["judge"])
 

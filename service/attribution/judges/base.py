@@ -8,7 +8,7 @@ from typing import Protocol
 
 from service.attribution.confidence import LLM_VERDICT
 from service.attribution.models import JudgeInfo
-from service.models.llm import Cost
+from service.llm.models import Cost
 
 
 @dataclass(frozen=True)

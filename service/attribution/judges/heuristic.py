@@ -18,7 +18,7 @@ from itertools import zip_longest
 from service.attribution.judges.base import Question, UnitText, Verdict
 from service.attribution.judges.dates import MONTHS, WEEKDAYS, resolved_words
 from service.attribution.structured import as_text
-from service.models.llm import Cost
+from service.llm.models import Cost
 from service.text import content_tokens, segments, stem
 
 _WH = frozenset({"what", "which", "who", "whom", "when", "where", "why", "how", "whose", "kind"})

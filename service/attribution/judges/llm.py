@@ -43,8 +43,8 @@ from service.attribution.judges.llm_prompt import (
 )
 from service.attribution.models import JudgeInfo
 from service.llm.client import Backoff, CallFailed, ChatClient
+from service.llm.models import Cost
 from service.llm.text import estimate_tokens
-from service.models.llm import Cost
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI

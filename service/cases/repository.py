@@ -1,0 +1,175 @@
+"""Reading cases and the ancestor subgraph of their answers."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from neo4j import AsyncManagedTransaction, AsyncSession
+
+from cypher import query
+from service.cases.models import CaseView, Subgraph
+from service.db import store_errors
+from service.neo4j_values import from_epoch, native
+
+
+def _attributes(value: str | None) -> dict[str, Any]:
+    return json.loads(value) if value else {}
+
+
+def _node_fields(row: dict[str, Any]) -> dict[str, Any]:
+    """One projected row of ``cases/ancestors`` as the fields of a ``SubgraphNode``.
+
+    Plain values, validated with the whole subgraph in one call (``_read_ancestors``): a model
+    built per node cost more than the rest of the node's Python work."""
+    is_op = row["is_operation"]
+    return {
+        "type": "operation" if is_op else "unit",
+        "id": row["id"],
+        "kind": row["kind"],
+        "name": row["name"],
+        "content": row["content"],
+        "system": row["system"],
+        "session_id": row["session_id"],
+        "ts": from_epoch(row["ts"]),
+        "defined": True if is_op else bool(row["defined"]),
+        "attributes": _attributes(row["attributes"]),
+    }
+
+
+async def read_case(tx: AsyncManagedTransaction, project: str, case_id: str) -> CaseView | None:
+    result = await tx.run(query("cases/get_case"), project=project, case_id=case_id)
+    record = await result.single()
+    if record is None:
+        return None
+    props = dict(record["case"])
+    answers = record["answer_units"]
+    return CaseView(
+        project=project,
+        id=props["id"],
+        question=props["question"],
+        expected_answer=props["expected_answer"],
+        verdict=props["verdict"],
+        answer_unit=answers[0] if answers else None,
+        evidence_units=list(record["evidence_units"]),
+        attributes=_attributes(props.get("attributes")),
+    )
+
+
+async def ancestor_rows(
+    tx: AsyncManagedTransaction, project: str, unit_id: str, limit: int
+) -> list[dict[str, Any]]:
+    """Projected rows (see ``cypher/cases/ancestors.cypher``) of at most ``limit`` ancestors."""
+    result = await tx.run(query("cases/ancestors"), project=project, unit_id=unit_id, limit=limit)
+    record = await result.single()
+    return list(record["nodes"]) if record else []
+
+
+async def _read_ancestors(
+    tx: AsyncManagedTransaction, project: str, case_id: str, unit_id: str, limit: int
+) -> Subgraph:
+    rows = await ancestor_rows(tx, project, unit_id, limit + 1)
+    truncated = len(rows) > limit
+    rows = rows[:limit]
+    unit_ids = {row["id"] for row in rows if not row["is_operation"]}
+    return Subgraph.model_validate(
+        {
+            "case_id": case_id,
+            "answer_unit": unit_id,
+            "nodes": [_node_fields(row) for row in rows],
+            "edges": [
+                {"type": kind, "operation": row["id"], "unit": unit, "position": position}
+                for row in rows
+                for kind, unit, position in row["edges"]
+                if unit in unit_ids
+            ],
+            "node_limit": limit,
+            "truncated": truncated,
+        }
+    )
+
+
+@store_errors
+async def get_case(session: AsyncSession, project: str, case_id: str) -> CaseView | None:
+    """The case, or None when this project has no case with that id."""
+    return await session.execute_read(read_case, project, case_id)
+
+
+@store_errors
+async def case_with_ancestors(
+    session: AsyncSession, project: str, case_id: str, limit: int
+) -> tuple[CaseView | None, Subgraph | None]:
+    """The case and, when it has an answer unit, every node that answer depends on (at most
+    ``limit`` of them, with the edges among them), read in one transaction."""
+
+    async def work(tx: AsyncManagedTransaction) -> tuple[CaseView | None, Subgraph | None]:
+        case = await read_case(tx, project, case_id)
+        if case is None or case.answer_unit is None:
+            return case, None
+        return case, await _read_ancestors(tx, project, case_id, case.answer_unit, limit)
+
+    return await session.execute_read(work)
+
+
+@store_errors
+async def list_cases(
+    session: AsyncSession,
+    project: str,
+    verdict: str | None,
+    text: str | None,
+    skip: int,
+    limit: int,
+    system: str | None = None,
+    since: datetime | None = None,
+) -> list[dict[str, Any]]:
+    """A page of the project's cases in id order (``cases/list_cases`` says what each holds)."""
+
+    async def work(tx: AsyncManagedTransaction) -> list[dict[str, Any]]:
+        result = await tx.run(
+            query("cases/list_cases"),
+            project=project,
+            verdict=verdict,
+            text=text.lower() if text else None,
+            system=system,
+            since=since,
+            skip=skip,
+            limit=limit,
+        )
+        return [{k: native(v) for k, v in r.data().items()} async for r in result]
+
+    return await session.execute_read(work)
+
+
+@store_errors
+async def record_verdict(
+    session: AsyncSession,
+    project: str,
+    case_id: str,
+    verdict: str,
+    expected_answer: str | None,
+    note: str | None,
+) -> CaseView | None:
+    """Set the case's verdict (and expected answer, and ``verdict_note`` attribute, when given)
+    and return the case as stored; None when the project has no such case. Read and write run
+    in one transaction, so the note is merged into the attributes the case has at that time."""
+
+    async def work(tx: AsyncManagedTransaction) -> CaseView | None:
+        case = await read_case(tx, project, case_id)
+        if case is None:
+            return None
+        attributes = {**case.attributes, **({"verdict_note": note} if note is not None else {})}
+        await tx.run(
+            query("verdicts/record_verdict"),
+            project=project,
+            case_id=case_id,
+            verdict=verdict,
+            expected_answer=expected_answer,
+            # Stored the way ingest stores attributes: canonical JSON, None when empty.
+            attributes=json.dumps(attributes, sort_keys=True, separators=(",", ":"))
+            if attributes
+            else None,
+        )
+        return await read_case(tx, project, case_id)
+
+    return await session.execute_write(work)

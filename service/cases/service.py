@@ -1,0 +1,76 @@
+"""Looking up cases and what their answers depend on, and recording verdicts given later."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from neo4j import AsyncSession
+
+from service.cases import repository as cases
+from service.cases.models import CaseSummary, CaseView, Subgraph, VerdictIn
+from service.errors import CaseNotFound, InvalidInput
+from service.times import in_utc
+
+
+async def get_case(session: AsyncSession, project: str, case_id: str) -> CaseView:
+    """The case; ``CaseNotFound`` when the project has none with this id."""
+    case = await cases.get_case(session, project, case_id)
+    if case is None:
+        raise CaseNotFound(f"no case {case_id!r} in project {project!r}")
+    return case
+
+
+async def case_with_subgraph(
+    session: AsyncSession, project: str, case_id: str, node_limit: int
+) -> tuple[CaseView, Subgraph | None]:
+    """The case and its answer's ancestors (at most ``node_limit``), read in one transaction so
+    they always agree; no subgraph when the case has no answer unit. ``CaseNotFound`` when the
+    project has no such case."""
+    case, subgraph = await cases.case_with_ancestors(session, project, case_id, node_limit)
+    if case is None:
+        raise CaseNotFound(f"no case {case_id!r} in project {project!r}")
+    return case, subgraph
+
+
+async def case_subgraph(
+    session: AsyncSession, project: str, case_id: str, node_limit: int
+) -> Subgraph:
+    """The ancestor subgraph of the case's answer unit, cut at ``node_limit`` nodes."""
+    _, subgraph = await case_with_subgraph(session, project, case_id, node_limit)
+    if subgraph is None:
+        raise InvalidInput(
+            f"case {case_id!r} has no answer_unit, so it has no ancestors to show; "
+            "send the case again with the id of the unit holding the answer",
+            details=[{"loc": ["case", case_id, "answer_unit"], "msg": "missing"}],
+        )
+    return subgraph
+
+
+async def list_cases(
+    session: AsyncSession,
+    project: str,
+    verdict: str | None,
+    text: str | None,
+    skip: int,
+    limit: int,
+    system: str | None = None,
+    since: datetime | None = None,
+) -> list[CaseSummary]:
+    """A page of the project's cases matching every filter given (``since`` with no zone: UTC)."""
+    rows = await cases.list_cases(
+        session, project, verdict, text, skip, limit, system, in_utc(since, "since")
+    )
+    return [CaseSummary(**row) for row in rows]
+
+
+async def record_verdict(
+    session: AsyncSession, project: str, case_id: str, verdict: VerdictIn
+) -> CaseView:
+    """Record ``verdict`` on the case and return it; ``CaseNotFound`` when there is none.
+    A stored attribution is kept: attributing again with ``refresh`` explains the new verdict."""
+    case = await cases.record_verdict(
+        session, project, case_id, verdict.verdict, verdict.expected_answer, verdict.note
+    )
+    if case is None:
+        raise CaseNotFound(f"no case {case_id!r} in project {project!r}")
+    return case

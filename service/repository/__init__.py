@@ -1,1 +1,0 @@
-"""The only code that speaks Cypher. Every function takes an open session and returns models."""

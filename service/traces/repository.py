@@ -1,0 +1,247 @@
+"""Writing a trace batch: one managed write transaction, all of it or nothing.
+
+Two paths, the same result:
+
+- Optimistic (tried first): most batches name only new ids, so the transaction creates everything
+  with plain ``CREATE`` statements without looking anything up; only the ids the batch references
+  without defining are ``MERGE``d. If any id the batch defines is already stored (an identical
+  re-send, a redefinition, a unit known so far only by id, or a concurrent batch that got there
+  first), the uniqueness constraints make a ``CREATE`` fail with ``ConstraintError``: the
+  transaction is rolled back and nothing of it stays.
+- Lookup (after a ``ConstraintError``): the transaction compares the fingerprints of every id the
+  batch names with the stored ones (in Cypher, one answer row per kind), refuses the batch (409)
+  if any differs, and creates only what is new. A batch that
+  races another one creating the same ids fails on the constraints again and is run again; it
+  then finds the winner's nodes.
+
+Deadlocks between concurrent batches are ``TransientError``s, which ``execute_write`` retries.
+
+Both paths keep two marks the audits seek on, in the same transaction, so that a page of an
+audit costs its rows instead of a walk over the whole project. The optimistic path settles what it
+can from the batch and the stored units it names (``ingest/marks.py``) and asks the store only for
+the rest; the lookup path, rarer, marks in Cypher alone:
+
+- ``reaches_memory`` (does a memory descend from the unit?) on the units the batch's new
+  operations and memories lead back to (``_mark_reach``; audit ``construction_loss``). Marks only
+  turn true while a project grows; a deletion sets them again around what it removed
+  (``repository/deletion.py``).
+- ``rewrites_memory`` (did the operation write a next version of a memory that does not hold the
+  old one verbatim?) on the batch's new operations and on those reading or writing a unit the
+  batch defined after they named it (``_mark_rewrites``; audit ``degraded_updates``).
+
+Units stored before a mark existed get it at start-up (``db.apply_schema``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, LiteralString
+
+from neo4j import AsyncManagedTransaction, AsyncSession
+from neo4j.exceptions import ConstraintError
+
+from cypher import query
+from ingest.marks import reach_in_batch, rewrites_in_batch
+from ingest.rows import BatchRows
+from service.db import store_errors
+from service.errors import Conflict, StoreUnavailable
+from service.traces.models import IngestResult, KindCounts
+
+_RACE_RETRIES = 5
+
+
+@dataclass(frozen=True)
+class _Comparison:
+    """How the ids of one kind in a batch stand against the stored ones."""
+
+    missing: list[str]
+    undefined: list[str]  # units the batch defines that are stored by id only
+    differing: list[str]
+    identical: int
+
+
+_NOTHING = _Comparison([], [], [], 0)
+
+
+async def _compare(
+    tx: AsyncManagedTransaction, statement: LiteralString, project: str, rows: list[dict[str, Any]]
+) -> _Comparison:
+    if not rows:
+        return _NOTHING
+    record = await (await tx.run(statement, project=project, rows=rows)).single(strict=True)
+    return _Comparison(
+        record["missing"], record.get("undefined", []), record["differing"], record["identical"]
+    )
+
+
+async def _run(tx: AsyncManagedTransaction, statement: LiteralString, **params: Any) -> None:
+    if any(isinstance(v, list) and not v for v in params.values()):
+        return  # nothing to write: save the round trip
+    await (await tx.run(statement, **params)).consume()
+
+
+def _id_and_fp(rows: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"id": node_id, "fp": row["fp"]} for node_id, row in rows.items()]
+
+
+def _raise_conflict(conflicts: dict[str, list[str]]) -> None:
+    conflicts = {kind: sorted(ids) for kind, ids in conflicts.items() if ids}
+    if conflicts:
+        listed = "; ".join(f"{kind}: {', '.join(ids[:20])}" for kind, ids in conflicts.items())
+        raise Conflict(
+            f"ids already name something different (they are immutable): {listed}",
+            details=[
+                {"loc": [kind, node_id], "msg": "already names something different"}
+                for kind, ids in conflicts.items()
+                for node_id in ids
+            ],
+        )
+
+
+@store_errors
+async def write_batch(session: AsyncSession, rows: BatchRows) -> IngestResult:
+    """Write ``rows`` in one transaction; ``Conflict`` (nothing written) on a redefinition."""
+    _raise_conflict(rows.conflicts)
+    try:
+        return await session.execute_write(_create_all, rows)
+    except ConstraintError:
+        pass  # some id is already stored: look them up (module docstring)
+    for attempt in range(_RACE_RETRIES):
+        try:
+            return await session.execute_write(_write_looked_up, rows)
+        except ConstraintError as e:
+            if attempt == _RACE_RETRIES - 1:
+                # Other writers kept creating this batch's ids first: a retry will find them.
+                raise StoreUnavailable(
+                    "concurrent batches kept creating the same ids; retry the batch"
+                ) from e
+    raise AssertionError("unreachable")
+
+
+async def write_in(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestResult:
+    """``write_batch``'s work inside a caller's transaction, for a caller that writes more in it.
+    Always the lookup path: an optimistic ``CREATE`` that hit a constraint would abort the
+    caller's whole transaction. ``Conflict`` when an id names something different."""
+    _raise_conflict(rows.conflicts)
+    return await _write_looked_up(tx, rows)
+
+
+async def _create_all(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestResult:
+    """The optimistic path: every id the batch defines is new, or a ``ConstraintError`` says not."""
+    p = rows.project
+    # The marks the batch settles itself, with the units it names (ingest/marks.py); the store
+    # is asked about the rest after the batch is written.
+    stored = await _merge_unit_refs(tx, p, rows.referenced_only())
+    known = {**stored, **rows.units}
+    operations = [
+        {**op, "rewrites_memory": rewrites_in_batch(op, known)} for op in rows.operations.values()
+    ]
+    reached, ask = reach_in_batch(rows.units, stored, operations)
+    # Sorted by id, so concurrent batches take the constraint locks of shared ids in one order
+    # (fewer deadlocks to retry).
+    units = sorted(
+        ({**row, "reaches_memory": row["id"] in reached} for row in rows.units.values()),
+        key=_by_id,
+    )
+    await _run(tx, query("ingest/create_units"), project=p, rows=units)
+    await _run(tx, query("ingest/create_operations"), project=p, rows=operations)
+    await _run(tx, query("ingest/create_cases"), project=p, rows=list(rows.cases.values()))
+    await _mark_reach_from(tx, p, ask)
+    undecided = [op["id"] for op in operations if op["rewrites_memory"] is None]
+    await _mark_rewrites(tx, p, undecided, [])
+    return IngestResult(
+        project=p,
+        created=KindCounts(
+            units=len(units), operations=len(rows.operations), cases=len(rows.cases)
+        ),
+        existing=KindCounts(),
+    )
+
+
+async def _mark_reach(
+    tx: AsyncManagedTransaction,
+    project: str,
+    operations: list[dict[str, Any]],
+    units: list[dict[str, Any]],
+) -> None:
+    """Mark what the batch's new ``operations`` and new or newly defined ``units`` made reach a
+    memory: start from the operations' outputs and the memories, step back one operation per
+    round trip until no unit changes (see ``cypher/ingest/mark_reach.cypher``)."""
+    start = {edge["unit"] for op in operations for edge in op["outputs"]}
+    start.update(row["id"] for row in units if row["kind"] == "memory")
+    await _mark_reach_from(tx, project, sorted(start))
+
+
+async def _mark_reach_from(tx: AsyncManagedTransaction, project: str, ids: list[str]) -> None:
+    """Step back from the units ``ids`` that reach a memory, one operation per round trip."""
+    frontier = ids
+    while frontier:
+        result = await tx.run(query("ingest/mark_reach"), project=project, ids=frontier)
+        record = await result.single(strict=True)
+        frontier = sorted(record["marked"])
+
+
+_UNIT_FIELDS = ("id", "kind", "memory_id", "content", "reaches_memory")
+
+
+async def _merge_unit_refs(
+    tx: AsyncManagedTransaction, project: str, ids: list[str]
+) -> dict[str, dict[str, Any]]:
+    """Store the ids the batch names without defining them (new ones by id only) and return
+    each as stored, by id (``cypher/ingest/merge_unit_refs.cypher``)."""
+    if not ids:
+        return {}
+    result = await tx.run(query("ingest/merge_unit_refs"), project=project, ids=ids)
+    record = await result.single(strict=True)
+    return {unit[0]: dict(zip(_UNIT_FIELDS, unit, strict=True)) for unit in record["units"]}
+
+
+async def _mark_rewrites(
+    tx: AsyncManagedTransaction, project: str, operations: list[str], defined: list[str]
+) -> None:
+    """Set ``rewrites_memory`` on the ``operations`` and on those reading or writing a unit of
+    ``defined`` (``cypher/ingest/mark_rewrites.cypher``)."""
+    if operations or defined:
+        result = await tx.run(
+            query("ingest/mark_rewrites"), project=project, ops=operations, units=defined
+        )
+        await result.consume()
+
+
+def _by_id(row: dict[str, Any]) -> str:
+    return str(row["id"])
+
+
+async def _write_looked_up(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestResult:
+    """The lookup path: compare with what is stored, then create only what is new."""
+    p = rows.project
+    unit_rows = [
+        {"id": uid, "fp": rows.units[uid]["fp"] if uid in rows.units else None}
+        for uid in sorted(rows.unit_refs | rows.units.keys())
+    ]
+    units = await _compare(tx, query("ingest/compare_units"), p, unit_rows)
+    ops = await _compare(tx, query("ingest/compare_operations"), p, _id_and_fp(rows.operations))
+    cases = await _compare(tx, query("ingest/compare_cases"), p, _id_and_fp(rows.cases))
+    _raise_conflict(
+        {"units": units.differing, "operations": ops.differing, "cases": cases.differing}
+    )
+
+    new_units = [rows.units[uid] for uid in units.missing if uid in rows.units]
+    fill_units = [rows.units[uid] for uid in units.undefined]
+    refs = [uid for uid in units.missing if uid not in rows.units]
+    new_ops = [rows.operations[oid] for oid in ops.missing]
+    new_cases = [rows.cases[cid] for cid in cases.missing]
+    await _run(tx, query("ingest/create_unit_refs"), project=p, ids=refs)
+    await _run(tx, query("ingest/create_units"), project=p, rows=new_units)
+    await _run(tx, query("ingest/define_units"), project=p, rows=fill_units)
+    await _run(tx, query("ingest/create_operations"), project=p, rows=new_ops)
+    await _run(tx, query("ingest/create_cases"), project=p, rows=new_cases)
+    await _mark_reach(tx, p, new_ops, new_units + fill_units)
+    await _mark_rewrites(tx, p, ops.missing, units.undefined)
+    return IngestResult(
+        project=p,
+        created=KindCounts(
+            units=len(new_units) + len(fill_units), operations=len(new_ops), cases=len(new_cases)
+        ),
+        existing=KindCounts(units=units.identical, operations=ops.identical, cases=cases.identical),
+    )
