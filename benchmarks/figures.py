@@ -1,50 +1,19 @@
-"""What every benchmark needs: a fresh Neo4j of its own, the service over HTTP, and a place to
-write its figures. Benchmarks never touch the developer's own Neo4j instance."""
+"""Where a benchmark writes its figures (``benchmarks/results/<name>.json``, with the machine they
+were measured on) and the percentile every latency table uses. The processes a benchmark runs on
+(a fresh Neo4j, the service, a scripted LLM server) come from ``tests.support``, which the tests
+start theirs from too."""
 
 from __future__ import annotations
 
 import json
+import os
 import platform
 import statistics
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from service.neo4j_local import LocalNeo4j
-from service.settings import get_settings
-from tests.support.servers import ServiceHandle, free_port, run_service
-
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-@contextmanager
-def fresh_neo4j(
-    heap: str = "3g", pagecache: str = "3g", start_s: float = 180
-) -> Iterator[LocalNeo4j]:
-    """A throw-away local Neo4j on a free port, stopped and deleted afterwards; ``start_s``: how
-    long its start may take (minutes on a machine others load)."""
-    with tempfile.TemporaryDirectory(prefix="memtrace-bench-") as home:
-        local = LocalNeo4j(
-            cache_dir=get_settings().local_neo4j_dir,
-            home=Path(home) / "neo4j",
-            port=free_port(),
-            heap=heap,
-            pagecache=pagecache,
-        )
-        local.start(start_s)
-        try:
-            yield local
-        finally:
-            local.stop()
-
-
-@contextmanager
-def service_on(local: LocalNeo4j, workdir: Path) -> Iterator[ServiceHandle]:
-    with run_service(local.uri, workdir) as handle:
-        yield handle
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -57,19 +26,14 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def save(name: str, figures: dict[str, Any]) -> Path:
-    """Write ``figures`` with the machine they were measured on to results/<name>.json."""
+    """Write ``figures`` with the machine they were measured on to results/<name>.json, replacing
+    the previous run's: results/ holds each benchmark's latest figures only (history is in git)."""
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / f"{name}.json"
     record = {
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {"cpus": _cpus(), "python": platform.python_version()},
+        "machine": {"cpus": len(os.sched_getaffinity(0)), "python": platform.python_version()},
         **figures,
     }
     path.write_text(json.dumps(record, indent=2) + "\n")
     return path
-
-
-def _cpus() -> int:
-    import os
-
-    return len(os.sched_getaffinity(0))

@@ -1,21 +1,23 @@
-"""Attribution accuracy and cost on labelled datasets. Run: ``python -m benchmarks.attribution``.
+"""Attribution accuracy and cost on labelled datasets.
+
+Run: ``python -m benchmarks.attribution accuracy`` (``--quick``: a 2-minute run).
 
 1. A fresh Neo4j, and services on it: one plain (heuristic judge), one whose llm judge asks an
-   in-process ORACLE (:mod:`benchmarks.oracle`, answering from ground truth), and one asking the
-   oracle about every unit (``MEMTRACE_LLM_HEURISTIC_CONFIDENCE=1.01``, row ``llm-all``).
+   in-process ORACLE (:mod:`.oracle`, answering from ground truth), and one asking the oracle
+   about every unit (``MEMTRACE_LLM_HEURISTIC_CONFIDENCE=1.01``, row ``llm-all``).
    ``--llm-base-url URL --llm-model NAME [--llm-api-key KEY]`` puts a real endpoint in the
-   oracle's place for these rows and the in-process llm row (:mod:`benchmarks.attr_endpoint`).
+   oracle's place for these rows and the in-process llm row (:mod:`.endpoint`).
 2. Datasets: synthetic traces at three sizes (small, default, large) and the LoCoMo-derived
    traces, every batch in a project of its own.
 3. ``POST /attribute`` (refresh) for every labelled failed case and judge row, ``--concurrency``
    at a time.
-4. The flat-log baseline (:mod:`benchmarks.flatlog`): one call per case over the whole log,
+4. The flat-log baseline (:mod:`.flatlog`): one call per case over the whole log,
    answered by the oracle with the true label (its accuracy is an upper bound; its cost is real),
    whichever endpoint the llm rows ask.
-5. The engine alone in-process (:mod:`benchmarks.attr_inprocess`).
+5. The engine alone in-process (:mod:`.inprocess`).
 
-Figures go to ``benchmarks/results/attribution.json`` and ``attribution.md``; every case's
-record to ``attribution-cases.jsonl``.
+Figures go to ``benchmarks/results/attribution_accuracy.json`` and ``attribution_accuracy.md``;
+every case's record to ``attribution_accuracy_cases.jsonl``.
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ from typing import Any
 
 import httpx
 
-from benchmarks import flatlog
-from benchmarks.attr_endpoint import (
+from benchmarks.attribution import flatlog
+from benchmarks.attribution.endpoint import (
     ORACLE_MODEL,
     Endpoint,
     add_endpoint_options,
@@ -43,20 +45,29 @@ from benchmarks.attr_endpoint import (
     llm_judge,
     redacted,
 )
-from benchmarks.attr_inprocess import attribute_in_process
-from benchmarks.attr_metrics import Record, op_correct, type_correct
-from benchmarks.attr_report import figures as make_figures
-from benchmarks.attr_report import markdown
-from benchmarks.attr_run import CaseRef, Dataset, attribute_all, case_fields, in_project, ingest
+from benchmarks.attribution.inprocess import attribute_in_process
+from benchmarks.attribution.metrics import Record, op_correct, type_correct
+from benchmarks.attribution.oracle import Oracle
+from benchmarks.attribution.report import figures as make_figures
+from benchmarks.attribution.report import markdown
+from benchmarks.attribution.run import (
+    CaseRef,
+    Dataset,
+    attribute_all,
+    case_fields,
+    in_project,
+    ingest,
+)
 from benchmarks.datasets import LabelledBatch, generate_synthetic, load_locomo
 from benchmarks.datasets.locomo import PIPELINES
-from benchmarks.harness import RESULTS, fresh_neo4j, save
-from benchmarks.oracle import Oracle
+from benchmarks.figures import RESULTS, save
 from service.attribution.judges.base import Judge
 from service.attribution.judges.heuristic import HeuristicJudge
 from service.settings import Settings
 from tests.support.llm_server import ScriptedLLM, scripted_llm
-from tests.support.servers import REPO, run_service
+from tests.support.servers import REPO, fresh_neo4j, run_service
+
+COMMAND = "python -m benchmarks.attribution accuracy"
 
 SIZES = {"small": (3, 10), "default": (6, 60), "large": (12, 1200)}
 QUICK_SIZES = {"small": (3, 10), "default": (6, 60)}
@@ -322,7 +333,7 @@ def main(argv: list[str] | None = None) -> None:
             records += got
             walls.update(more)
     fig = make_figures(records, walls, sizes)
-    fig["command"] = "python -m benchmarks.attribution " + " ".join(redacted(argv or sys.argv[1:]))
+    fig["command"] = " ".join([COMMAND, *redacted(sys.argv[1:] if argv is None else argv)])
     fig["code"] = version
     fig["config"] = {
         "concurrency": args.concurrency,
@@ -341,12 +352,8 @@ def main(argv: list[str] | None = None) -> None:
         ]
     report = markdown(fig)
     print("\n" + report)
-    save("attribution", fig)
-    (RESULTS / "attribution.md").write_text(report + "\n")
-    with (RESULTS / "attribution-cases.jsonl").open("w") as out:
+    save("attribution_accuracy", fig)
+    (RESULTS / "attribution_accuracy.md").write_text(report + "\n")
+    with (RESULTS / "attribution_accuracy_cases.jsonl").open("w") as out:
         out.writelines(json.dumps(r) + "\n" for r in records)
-    print(f"written to {RESULTS / 'attribution.json'} and attribution.md, attribution-cases.jsonl")
-
-
-if __name__ == "__main__":
-    main()
+    print(f"written to {RESULTS}/attribution_accuracy.json, .md and _cases.jsonl")

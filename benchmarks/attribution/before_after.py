@@ -1,18 +1,18 @@
 """Attribution before and after a change, in one run on one Neo4j: cases/s of each under the
 same machine load, and their results field by field.
 
-Run: ``python -m benchmarks.attribution_before_after --before DIR`` where ``DIR`` is a checkout
+Run: ``python -m benchmarks.attribution before-after --before DIR`` where ``DIR`` is a checkout
 of the code before the change (say ``git worktree add --detach ../before main``); the code after
 is this checkout. ``--quick``: fewer conversations.
 
-One Neo4j holds the traces of every shape in ``--shapes`` (``benchmarks.attribution_job``
+One Neo4j holds the traces of every shape in ``--shapes`` (``benchmarks.attribution job``
 describes them: LoCoMo per conversation, and the whole-store shape whose retrievals consume every
 memory). Two services run on it, one from each checkout. Then, ``--rounds`` times and per shape,
 every project's job (``refresh``) runs on the "before" service and then on the "after" service,
-one project at a time as ``benchmarks.attribution_job`` does, and (unless ``--jobs-only``) every
+one project at a time as ``benchmarks.attribution job`` does, and (unless ``--jobs-only``) every
 failed case is attributed by ``POST /attribute`` (refresh), ``--concurrency`` at a time, on each;
 alternating spreads a change in machine load over both. The job results of the last round are
-compared (``benchmarks.attr_invariance``: only timing fields may differ), and so are the
+compared (``benchmarks.attribution.invariance``: only timing fields may differ), and so are the
 ``POST /attribute`` results of the last round; any difference ends the run with status 1, after
 the figures are written. Figures go to ``benchmarks/results/attribution_before_after.json``.
 """
@@ -30,13 +30,13 @@ from typing import Any
 
 import httpx
 
-from benchmarks.attr_invariance import differences, fail_loudly, failures
-from benchmarks.attr_run import attribute_all, ingest
-from benchmarks.attribution_job import SHAPES, job_results, jobs_pass, locomo
-from benchmarks.harness import fresh_neo4j, save
-from tests.support.servers import REPO, run_service
+from benchmarks.attribution.invariance import differences, fail_loudly, failures
+from benchmarks.attribution.job import SHAPES, job_results, jobs_pass, locomo
+from benchmarks.attribution.run import attribute_all, ingest
+from benchmarks.figures import save
+from tests.support.servers import REPO, fresh_neo4j, run_service
 
-COMMAND = "python -m benchmarks.attribution_before_after"
+COMMAND = "python -m benchmarks.attribution before-after"
 CODES = ("before", "after")
 START_S = 300
 """How long a service may take to start: minutes on a machine others load."""
@@ -51,7 +51,7 @@ def all_results(client: httpx.Client, ended: dict[str, dict[str, Any]]) -> dict[
 
 
 def _record_fields(record: dict[str, Any]) -> dict[str, Any]:
-    """A ``POST /attribute`` record (``attr_run.record_of``) without its timings."""
+    """A ``POST /attribute`` record (``run.record_of``) without its timings."""
     return {k: v for k, v in record.items() if k not in ("latency", "seconds")}
 
 
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
         for shape in args.shapes
     }
     figures: dict[str, Any] = {
-        "command": " ".join([COMMAND, *(argv or sys.argv[1:])]),
+        "command": " ".join([COMMAND, *(sys.argv[1:] if argv is None else argv)]),
         "before": str(args.before.resolve()),
         "after": str(REPO),
         "load_average_at_start": list(os.getloadavg()),
@@ -189,7 +189,3 @@ def main(argv: list[str] | None = None) -> None:
             for problem in failures(f"{shape} POST /attribute, after vs before", found)
         ]
     )
-
-
-if __name__ == "__main__":
-    main()

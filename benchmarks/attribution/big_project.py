@@ -1,7 +1,7 @@
 """Attribution in a big project: the LoCoMo failed cases alone, then next to >= 100k operations
 of other conversations; cases/s of both, their ratio, and whether the results are the same.
 
-Run: ``python -m benchmarks.attribution_big_project`` (``--quick``: 2 LoCoMo conversations and
+Run: ``python -m benchmarks.attribution big-project`` (``--quick``: 2 LoCoMo conversations and
 a tenth of the filler, to try the script).
 
 1. A fresh Neo4j and the service on it. The ten LoCoMo-derived traces (observations pipeline:
@@ -16,7 +16,7 @@ a tenth of the filler, to try the script).
 3. Jobs with ``refresh``, in turn ``alone``, ``big``, ``alone``, ``big`` (so a change in machine
    load hits both about alike); cases/s of each, the ratio big/alone of the summed times.
 4. Invariance: the ``big`` results against the ``alone`` results, field by field
-   (``benchmarks.attr_invariance``: only timing fields may differ).
+   (``benchmarks.attribution.invariance``: only timing fields may differ).
 5. The plans of the attribution reads in ``big`` (``PROFILE``, database hits and rows per
    operator), for the README's account of what each read costs.
 
@@ -38,14 +38,16 @@ from typing import Any
 import httpx
 from neo4j import GraphDatabase
 
-from benchmarks.attr_invariance import differences
-from benchmarks.attr_run import in_project, ingest, split_batch
-from benchmarks.attribution_job import job_results, run_job, wait_all
+from benchmarks.attribution.invariance import differences
+from benchmarks.attribution.job import job_results, run_job, wait_all
+from benchmarks.attribution.run import in_project, ingest, split_batch
 from benchmarks.datasets import load_locomo
 from benchmarks.datasets.labels import LabelledBatch
-from benchmarks.harness import fresh_neo4j, save
+from benchmarks.figures import save
 from cypher import query
-from tests.support.servers import REPO, run_service
+from tests.support.servers import REPO, fresh_neo4j, run_service
+
+COMMAND = "python -m benchmarks.attribution big-project"
 
 FILLER_BATCH_OPS = 5000
 
@@ -281,7 +283,7 @@ def main(argv: list[str] | None = None) -> None:
     big = [in_project(b, "big") for b in conversations]
     failed = sum(1 for b in alone for c in b.batch["cases"] if c.get("verdict") == "failed")
     figures: dict[str, Any] = {
-        "command": "python -m benchmarks.attribution_big_project " + " ".join(argv or sys.argv[1:]),
+        "command": " ".join([COMMAND, *(sys.argv[1:] if argv is None else argv)]),
         "failed_cases": failed,
         "conversations": {"locomo": len(conversations), "filler": args.filler},
         "ops_per_filler": args.ops_per_filler,
@@ -305,7 +307,3 @@ def main(argv: list[str] | None = None) -> None:
     figures["load_average_at_end"] = list(os.getloadavg())
     path = save("attribution_big_project", figures)
     print(f"written to {path}")
-
-
-if __name__ == "__main__":
-    main()

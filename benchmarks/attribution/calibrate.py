@@ -6,7 +6,7 @@ labelled operation. Per (kind, given) the accuracy at each level of ``sure`` (le
 than ``--min-cases`` pooled into the next lower one, then made monotone) is printed as the table
 to paste. Never run it on the held-out half: that half measures the table.
 
-Run: ``python -m benchmarks.attr_calibrate``.
+Run: ``python -m benchmarks.attribution calibrate``.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import asyncio
 from collections import defaultdict
 from typing import Any
 
-from benchmarks import attr_inprocess
-from benchmarks.attr_metrics import op_correct
-from benchmarks.attr_tune import _datasets
+from benchmarks.attribution import inprocess
+from benchmarks.attribution.metrics import op_correct
+from benchmarks.attribution.tune import _datasets
 from service.attribution import engine
 from service.attribution.judges.heuristic import HeuristicJudge
 
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> None:
     current: dict[str, Any] = {}
     calls: dict[tuple[str, str], tuple[str, float, bool]] = {}
     # wrapped where they are looked up, to learn each result's kind and least sure verdict
-    real_attribute = getattr(attr_inprocess, "attribute")  # noqa: B009
+    real_attribute = getattr(inprocess, "attribute")  # noqa: B009
     real_calibrated = getattr(engine, "calibrated")  # noqa: B009
 
     async def attribute(case: Any, *rest: Any) -> Any:
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> None:
         calls[(current["project"], current["case"])] = (kind, sure, given)
         return float(real_calibrated(kind, sure, given=given, **llm))
 
-    setattr(attr_inprocess, "attribute", attribute)  # noqa: B010
+    setattr(inprocess, "attribute", attribute)  # noqa: B010
     setattr(engine, "calibrated", calibrated)  # noqa: B010
     seen: dict[tuple[str, bool], list[tuple[float, bool]]] = defaultdict(list)
     for dataset in _datasets(args.datasets.split(","), "tune", quick=False):
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
             current["project"] = ref.project
             return HeuristicJudge()
 
-        records, _ = asyncio.run(attr_inprocess.attribute_in_process(dataset, "cal", judge))
+        records, _ = asyncio.run(inprocess.attribute_in_process(dataset, "cal", judge))
         for r in records:
             found = calls.get((r["project"], r["case_id"]))
             if found is not None and r["status"] == "attributed":
@@ -91,7 +91,3 @@ def main(argv: list[str] | None = None) -> None:
         counts = ", ".join(str(n) for *_, n in levels)
         print(f"    {key!r}: ({cells},),  # cases {counts}")
     print("}")
-
-
-if __name__ == "__main__":
-    main()

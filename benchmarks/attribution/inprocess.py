@@ -15,8 +15,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from benchmarks.attr_run import CaseRef, Dataset, record_of
-from benchmarks.flatlog import batch_units
+from benchmarks.attribution.flatlog import batch_units
+from benchmarks.attribution.run import CaseRef, Dataset, record_of
 from graph_schema.rules import is_source_message
 from service.attribution.engine import attribute
 from service.attribution.graph import CaseGraph

@@ -1,6 +1,6 @@
 """Attribution jobs: cases/s through ``/attribution-jobs`` on the LoCoMo set, heuristic judge.
 
-Run: ``python -m benchmarks.attribution_job`` (``--quick``: 2 conversations).
+Run: ``python -m benchmarks.attribution job`` (``--quick``: 2 conversations).
 
 Two shapes of trace (``--shape``):
 
@@ -13,7 +13,7 @@ Two shapes of trace (``--shape``):
 
 1. A fresh Neo4j and the service on it; the traces of the chosen shape.
 2. Per-request baseline: ``POST /attribute`` (refresh) for every failed case, 2 at a time, as
-   ``benchmarks.attribution`` measures it.
+   ``benchmarks.attribution accuracy`` measures it.
 3. Jobs one after the other: ``POST /attribution-jobs?project=P`` with ``refresh`` for each
    project, followed to completion; cases/s = failed cases / wall seconds over all projects.
 4. Jobs all at once (one per project, started together): the same figure.
@@ -28,7 +28,7 @@ step 4; ``--service-repo DIR``
 runs the service from another checkout (say, main in a worktree of its own), so the code before
 and after a change is measured one right after the other on the same machine load;
 ``--save-results FILE`` writes every job result (keyed ``project/case``) and ``--compare FILE``
-checks them field by field against such a file (``benchmarks.attr_invariance``: only timing
+checks them field by field against such a file (``benchmarks.attribution.invariance``: only timing
 fields may differ).
 
 Figures go to ``benchmarks/results/attribution_job.json`` (``--name`` changes the file name).
@@ -49,19 +49,27 @@ from typing import Any
 
 import httpx
 
-import tests.support.servers
-from benchmarks.attr_invariance import (
+from benchmarks.attribution.invariance import (
     differences,
     fail_loudly,
     failures,
     load_results,
     save_results,
 )
-from benchmarks.attr_metrics import op_correct
-from benchmarks.attr_run import CaseRef, Dataset, attribute_all, in_project, ingest, record_of
+from benchmarks.attribution.metrics import op_correct
+from benchmarks.attribution.run import (
+    CaseRef,
+    Dataset,
+    attribute_all,
+    in_project,
+    ingest,
+    record_of,
+)
 from benchmarks.datasets import load_locomo
-from benchmarks.harness import fresh_neo4j, percentile, save
-from tests.support.servers import REPO, run_service
+from benchmarks.figures import percentile, save
+from tests.support.servers import REPO, fresh_neo4j, run_service
+
+COMMAND = "python -m benchmarks.attribution job"
 
 SHAPES = ("per-conversation", "whole-store")
 WHOLE_STORE_CONVERSATIONS = ("26", "41")
@@ -212,8 +220,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--name", default="attribution_job", help="results file name")
     parser.add_argument("--neo4j-memory", default="3g", help="Neo4j heap and page cache each")
     args = parser.parse_args(argv)
-    if args.service_repo:  # run_service starts uvicorn in REPO: point it at the other checkout
-        tests.support.servers.REPO = args.service_repo.resolve()
+    checkout = args.service_repo.resolve() if args.service_repo else REPO
     quick = (1 if args.shape == "whole-store" else 2) if args.quick else None
     dataset = locomo(str(REPO / args.locomo), quick, args.shape)
     projects = sorted({b.batch["project"] for b in dataset.batches})
@@ -223,18 +230,18 @@ def main(argv: list[str] | None = None) -> None:
     )
     print(f"LoCoMo {args.shape}: {len(projects)} projects, {failed} failed cases", flush=True)
     figures: dict[str, Any] = {
-        "command": "python -m benchmarks.attribution_job " + " ".join(argv or sys.argv[1:]),
+        "command": " ".join([COMMAND, *(sys.argv[1:] if argv is None else argv)]),
         "shape": args.shape,
         "dataset": dataset.sizes(),
         "failed_cases": failed,
-        "service_repo": str(args.service_repo or REPO),
+        "service_repo": str(checkout),
         "load_average_at_start": list(os.getloadavg()),
     }
     rows: list[dict[str, Any]] = []
     with (
         tempfile.TemporaryDirectory() as tmp,
         fresh_neo4j(heap=args.neo4j_memory, pagecache=args.neo4j_memory) as local,
-        run_service(local.uri, Path(tmp), ready_s=300) as service,
+        run_service(local.uri, Path(tmp), checkout=checkout, ready_s=300) as service,
         httpx.Client(base_url=service.url, timeout=600) as client,
     ):
         print(f"ingested in {ingest(client, dataset.batches):.1f} s", flush=True)
@@ -327,10 +334,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _outcome(record: dict[str, Any]) -> dict[str, Any]:
-    """A result record (``attr_run.record_of``) without what differs between two runs of the
+    """A result record (``run.record_of``) without what differs between two runs of the
     same code: timings and the name of the row that measured it."""
     return {k: v for k, v in record.items() if k not in ("latency", "seconds", "judge")}
-
-
-if __name__ == "__main__":
-    main()

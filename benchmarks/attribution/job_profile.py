@@ -1,6 +1,6 @@
 """Where an attribution job's time goes: the job runner in this process, under cProfile.
 
-Run: ``python -m benchmarks.attr_job_profile --shape whole-store`` (``--quick``: one
+Run: ``python -m benchmarks.attribution profile --shape whole-store`` (``--quick``: one
 conversation). A fresh Neo4j (heap and page cache 1 GB) and the service load the traces over
 HTTP; then the job runner (``job_runner.run_job``, the same code the service's job thread runs,
 without its heartbeat) attributes every failed case of each project here, once untimed to warm
@@ -29,15 +29,14 @@ from pathlib import Path
 
 import httpx
 
-from benchmarks.attr_run import ingest
-from benchmarks.attribution_job import SHAPES, locomo
-from benchmarks.harness import fresh_neo4j
+from benchmarks.attribution.job import SHAPES, locomo
+from benchmarks.attribution.run import ingest
 from service.attribution.jobs import repository as jobs
 from service.attribution.jobs.runner import JobSpec, _Run, run_job
 from service.attribution.models import AttributeRequest
 from service.db import Stores
 from service.settings import Settings
-from tests.support.servers import REPO, run_service
+from tests.support.servers import REPO, fresh_neo4j, run_service
 
 
 async def _job(settings: Settings, project: str) -> None:
@@ -192,7 +191,3 @@ def _passes(
             out = io.StringIO()
             pstats.Stats(profile, stream=out).sort_stats(order).print_stats(args.top)
             print(out.getvalue(), flush=True)
-
-
-if __name__ == "__main__":
-    main()

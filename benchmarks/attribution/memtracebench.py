@@ -1,6 +1,6 @@
 """Score attribution on a MemTraceBench directory with the paper's two metrics.
 
-    python -m benchmarks.memtracebench PATH [--judge heuristic|llm] [--url URL]
+    python -m benchmarks.attribution memtracebench PATH [--judge heuristic|llm] [--url URL]
 
 Every graph file under PATH is imported (``POST /import/execution-graph``, one project per run,
 ids prefixed by graph id), every labelled failed case is attributed, and the prediction is
@@ -22,8 +22,9 @@ from typing import Any
 
 import httpx
 
-from benchmarks.harness import fresh_neo4j, save, service_on
+from benchmarks.figures import save
 from ingest.execution_graph import iter_graph_files, load_execution_graph
+from tests.support.servers import fresh_neo4j, run_service
 
 
 def import_directory(client: httpx.Client, path: Path, project: str) -> list[str]:
@@ -125,16 +126,12 @@ def main(argv: list[str] | None = None) -> None:
         if url is None:
             workdir = Path(stack.enter_context(tempfile.TemporaryDirectory()))
             local = stack.enter_context(fresh_neo4j())
-            url = stack.enter_context(service_on(local, workdir)).url
+            url = stack.enter_context(run_service(local.uri, workdir)).url
         client = stack.enter_context(httpx.Client(base_url=url, timeout=300))
         cases = import_directory(client, args.path, project)
         figures = score(client, project, cases, args.judge)
     print(table(figures))
     print(
         "written to",
-        save("memtracebench", {"path": str(args.path), "judge": args.judge, **figures}),
+        save("attribution_memtracebench", {"path": str(args.path), "judge": args.judge, **figures}),
     )
-
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,6 @@
 """Metrics of the attribution benchmark, computed from per-case records, and their tables.
 
-A record is one case under one judge row (see :func:`benchmarks.attr_run.attribute_all`): the
+A record is one case under one judge row (see :func:`.run.attribute_all`): the
 label (``label_type``, ``label_op``), the prediction (``status``, ``error_type``, ``op_id``) and
 the cost. Accuracies count every case: an inconclusive answer with no operation is simply wrong.
 """

@@ -5,8 +5,8 @@ It is the ``answer`` function of the scripted OpenAI-compatible server
 
 - A **judge** prompt (``service.attribution.judges.llm``) names a question and lists units; the
   oracle says, per unit, whether it carries the critical information of *that* case.
-- A **flat-log** prompt (:mod:`benchmarks.flatlog`) asks for the error type and operation of a
-  case; the oracle answers with the true label, so the baseline's accuracy is an upper bound.
+- A **flat-log** prompt (:mod:`.flatlog`) asks for the error type and operation of a case; the
+  oracle answers with the true label, so the baseline's accuracy is an upper bound.
 
 The case is identified by the batch the prompt's unit or operation ids belong to (ids of different
 batches never collide: the generators tag them per batch) plus the question and expected answer.
@@ -29,10 +29,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks.attribution.flatlog import SYSTEM_PROMPT as FLATLOG_SYSTEM_PROMPT
+from benchmarks.attribution.flatlog import batch_units, header_of, op_ids_in_log
 from benchmarks.datasets import Label, LabelledBatch
 from benchmarks.datasets.locomo import holds
-from benchmarks.flatlog import SYSTEM_PROMPT as FLATLOG_SYSTEM_PROMPT
-from benchmarks.flatlog import batch_units, header_of, op_ids_in_log
 from service.attribution.judges.base import Question, UnitText, Verdict
 from service.attribution.judges.llm import UNIT_LINE_RE
 from service.models.llm import Cost

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from benchmarks.attr_metrics import (
+from benchmarks.attribution.metrics import (
     GOALS,
     MAIN_HEADERS,
     Record,

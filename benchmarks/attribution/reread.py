@@ -13,18 +13,18 @@ for missing a memory that never held the answer. This script measures how often.
    what a reader needs, and nothing of the label or of MemTrace's answer.
 2. A reader answers, per case, whether the context and whether any of those memories state what
    the question needs (``yes``, ``no``, or ``event-only`` for a "when" question whose text names
-   the event but not its date); ``benchmarks/results/locomo_reread.jsonl`` holds those answers
+   the event but not its date); ``benchmarks/attribution/locomo_reread.jsonl`` holds those answers
    (keys and answers only, no LoCoMo text).
 3. Without ``--dump``: the reading gives each case an error type (context states it:
    ResponseError; else a memory does: RetrievalError; else ExtractionError), counted strictly
    (``event-only`` is not stated) and leniently (it is), and compared with the dataset's label and
    with the heuristic judge's result (in-process). Figures go to
-   ``benchmarks/results/attr_reread.json``.
+   ``benchmarks/results/attribution_reread.json``.
 
 The reading covers the memories of the evidence turn's session only; a memory from another
 session stating the answer would make a strict ExtractionError a RetrievalError.
 
-Run: ``python -m benchmarks.attr_reread [--dump FILE]``.
+Run: ``python -m benchmarks.attribution reread [--dump FILE]``.
 """
 
 from __future__ import annotations
@@ -37,13 +37,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from benchmarks.attr_inprocess import attribute_in_process
-from benchmarks.attr_tune import _datasets
-from benchmarks.flatlog import batch_units
-from benchmarks.harness import save
+from benchmarks.attribution.flatlog import batch_units
+from benchmarks.attribution.inprocess import attribute_in_process
+from benchmarks.attribution.tune import _datasets
+from benchmarks.figures import save
 from service.attribution.judges.heuristic import HeuristicJudge
 
-ANSWERS = Path(__file__).parent / "results" / "locomo_reread.jsonl"
+ANSWERS = Path(__file__).parent / "locomo_reread.jsonl"
 SAMPLE, SEED = 60, 7
 
 
@@ -147,8 +147,4 @@ def main(argv: list[str] | None = None) -> None:
         )
         for pair, count in f["label_vs_reading_pairs"].items():
             print(f"   {pair}: {count}")
-    print(f"written to {save('attr_reread', figures)}")
-
-
-if __name__ == "__main__":
-    main()
+    print(f"written to {save('attribution_reread', figures)}")

@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx
 
+from benchmarks.attribution.flatlog import Job, OperationLog, batch_units, operation_log
 from benchmarks.datasets import Label, LabelledBatch
-from benchmarks.flatlog import Job, OperationLog, batch_units, operation_log
 
 MAX_BATCH_BYTES = 8 * 1024 * 1024
 MAX_BATCH_OPERATIONS = 10_000

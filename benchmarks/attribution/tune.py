@@ -2,10 +2,9 @@
 dataset, half and judge, and the misses. For iterating on the walk and the judge without Neo4j;
 tune on the tuning half only (LoCoMo conversations 0-4), never on the held-out half.
 
-Run: ``python -m benchmarks.attr_tune --datasets locomo --half tune --misses 20``. With
+Run: ``python -m benchmarks.attribution tune --datasets locomo --half tune --misses 20``. With
 ``--llm-base-url URL --llm-model NAME [--llm-api-key KEY]`` the ``llm`` and ``llm-all`` judges are
-the service's llm judge asking that endpoint over HTTP (:mod:`benchmarks.attr_endpoint`) instead
-of the oracle.
+the service's llm judge asking that endpoint over HTTP (:mod:`.endpoint`) instead of the oracle.
 """
 
 from __future__ import annotations
@@ -17,11 +16,17 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from benchmarks.attr_endpoint import add_endpoint_options, endpoint_of, llm_judge
-from benchmarks.attr_inprocess import attribute_in_process
-from benchmarks.attr_metrics import op_correct, reliability, type_correct
-from benchmarks.attr_run import CaseRef, Dataset
-from benchmarks.oracle import CaseTruth, Oracle, OracleJudge, hidden_by_clipping, units_in_prompt
+from benchmarks.attribution.endpoint import add_endpoint_options, endpoint_of, llm_judge
+from benchmarks.attribution.inprocess import attribute_in_process
+from benchmarks.attribution.metrics import op_correct, reliability, type_correct
+from benchmarks.attribution.oracle import (
+    CaseTruth,
+    Oracle,
+    OracleJudge,
+    hidden_by_clipping,
+    units_in_prompt,
+)
+from benchmarks.attribution.run import CaseRef, Dataset
 from service.attribution.judges.base import Judge, Question, UnitText, Verdict
 from service.attribution.judges.heuristic import HeuristicJudge
 from service.attribution.judges.llm import LLMJudge, build_messages
@@ -130,7 +135,7 @@ class VerdictLog:
 
 
 def _datasets(names: list[str], half: str, quick: bool) -> list[Dataset]:
-    from benchmarks.attribution import build_datasets
+    from benchmarks.attribution.accuracy import build_datasets
 
     return [d for d in build_datasets(quick=quick, half=half) if d.name in names or "all" in names]
 
@@ -229,7 +234,3 @@ def main(argv: list[str] | None = None) -> None:
 
 def case_ref_key(ref: CaseRef) -> tuple[str, str]:
     return ref.project, ref.case_id
-
-
-if __name__ == "__main__":
-    main()

@@ -1,17 +1,17 @@
 """``GET /cases/{id}/subgraph`` before and after a change, in one run on one Neo4j: latency of each
 under the same machine load, and their answers byte for byte.
 
-Run: ``python -m benchmarks.ancestry_before_after --before DIR`` where ``DIR`` is a checkout of
+Run: ``python -m benchmarks.audits ancestry --before DIR`` where ``DIR`` is a checkout of
 the code before the change (``git archive main | tar -x -C DIR`` will do); the code after is this
 checkout. ``--quick``: 4 conversations of 300 distractors.
 
-The data is ``benchmarks.audits``' (synthetic Mem0 and naive-RAG traces in one project), grown the
+The data is :mod:`.latency`'s (synthetic Mem0 and naive-RAG traces in one project), grown the
 same two steps: 1 conversation per system (~6k operations), then ``--conversations`` (12: ~74k
 operations). Two services run on the Neo4j, one from each checkout. At each size, the failed case
 whose answer's ancestry is nearest 1,000 nodes is asked for ``--repetitions`` times from each
 service, alternating request by request so that a change in machine load falls on both (one
 cold request each first, not counted). The two answers must be the same bytes, else the run
-fails. Figures go to ``benchmarks/results/ancestry_before_after.json``.
+fails. Figures go to ``benchmarks/results/audits_ancestry.json``.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from typing import Any
 import httpx
 from neo4j import GraphDatabase
 
-from benchmarks.attr_run import ingest
-from benchmarks.audits import (
+from benchmarks.attribution.run import ingest
+from benchmarks.audits.latency import (
     DISTRACTORS,
     PROJECT,
     QUICK_DISTRACTORS,
@@ -37,10 +37,10 @@ from benchmarks.audits import (
     build,
     rest_of,
 )
-from benchmarks.harness import fresh_neo4j, percentile, save
-from tests.support.servers import REPO, run_service
+from benchmarks.figures import percentile, save
+from tests.support.servers import REPO, fresh_neo4j, run_service
 
-COMMAND = "python -m benchmarks.ancestry_before_after"
+COMMAND = "python -m benchmarks.audits ancestry"
 CODES = ("before", "after")
 
 
@@ -138,8 +138,4 @@ def main(argv: list[str] | None = None) -> None:
         figures[f"{code}_large_over_small_p95"] = round(
             figures["large"]["subgraph"][code]["p95_ms"] / small_p95, 2
         )
-    print("written to", save("ancestry_before_after", figures))
-
-
-if __name__ == "__main__":
-    main()
+    print("written to", save("audits_ancestry", figures))

@@ -1,5 +1,5 @@
 """Audit, report, ancestry and ad-hoc query latency on a project at two sizes. Run:
-``python -m benchmarks.audits [--quick]``.
+``python -m benchmarks.audits latency [--quick]``.
 
 1. A fresh Neo4j and the service; synthetic Mem0 and naive-RAG traces at the largest size of the
    attribution benchmark (12 sessions, 1,200 distractor facts: ~3,100 operations each), all in
@@ -22,7 +22,7 @@
    the plan.
 
 ``--quick``: conversations of 300 distractors (~800 operations each), 3 repetitions.
-Figures go to ``benchmarks/results/audits.json``.
+Figures go to ``benchmarks/results/audits_latency.json``.
 """
 
 from __future__ import annotations
@@ -41,12 +41,13 @@ from typing import Any
 import httpx
 from neo4j import Driver, GraphDatabase
 
-from benchmarks.attr_run import Dataset, attribute_all, ingest
+from benchmarks.attribution.run import Dataset, attribute_all, ingest
 from benchmarks.datasets import generate_synthetic
-from benchmarks.harness import fresh_neo4j, percentile, save, service_on
+from benchmarks.figures import percentile, save
 from cypher import query as statement_text
 from service.audits.catalogue import AUDITS
 from service.audits.words import answer_needles
+from tests.support.servers import REPO, fresh_neo4j, run_service
 
 PROJECT = "audit-bench"
 BASELINE_REF = "8ae467d"  # main before the audits walked their indexes in order (issue 14)
@@ -230,7 +231,7 @@ def same_rows_as_baseline(driver: Driver, ref: str) -> dict[str, Any]:
             check=True,
             capture_output=True,
             text=True,
-            cwd=Path(__file__).resolve().parent.parent,
+            cwd=REPO,
         ).stdout
         started = time.perf_counter()
         old = _statement_rows(driver, old_text, params)
@@ -390,7 +391,7 @@ def main(argv: list[str] | None = None) -> None:
     with (
         tempfile.TemporaryDirectory() as tmp,
         fresh_neo4j() as local,
-        service_on(local, Path(tmp)) as service,
+        run_service(local.uri, Path(tmp)) as service,
         httpx.Client(base_url=service.url, timeout=600) as client,
         GraphDatabase.driver(local.uri, auth=("neo4j", "unused")) as driver,
     ):
@@ -402,8 +403,4 @@ def main(argv: list[str] | None = None) -> None:
     if figures["large"]["graph"]["nodes_by_label"]["Operation"] != expected:
         raise RuntimeError(f"expected {expected} operations: {figures['large']['graph']}")
     print(table(figures["small"]["requests"], figures["large"]["requests"]))
-    print("written to", save("audits", figures))
-
-
-if __name__ == "__main__":
-    main()
+    print("written to", save("audits_latency", figures))

@@ -1,6 +1,6 @@
 """Audits on one memory entry with a long history (issue 21), before and after a change, on one
-Neo4j. Run: ``python -m benchmarks.long_entry --before DIR`` where ``DIR`` is a checkout of the
-code before (``git archive main | tar -x -C DIR`` will do); the code after is this checkout.
+Neo4j. Run: ``python -m benchmarks.audits long-entry --before DIR`` where ``DIR`` is a checkout of
+the code before (``git archive main | tar -x -C DIR`` will do); the code after is this checkout.
 
 1. A fresh Neo4j; one project per size, each holding ONE memory entry written ``N`` times
    (``--versions``, default 2,500, 5,000 and 9,997): update ``k`` reads version ``k-1`` and
@@ -20,7 +20,7 @@ code before (``git archive main | tar -x -C DIR`` will do); the code after is th
 
 A request the service answers with an error is recorded with its status (the after service stops
 reads past ``MEMTRACE_AUDIT_TIMEOUT_S``; the before one had no budget). Figures go to
-``benchmarks/results/long_entry.json`` (``--out`` to name another file).
+``benchmarks/results/audits_long_entry.json`` (``--out`` to name another file).
 """
 
 from __future__ import annotations
@@ -39,11 +39,11 @@ from typing import Any
 import httpx
 from neo4j import GraphDatabase
 
-from benchmarks.harness import fresh_neo4j, save
+from benchmarks.figures import save
 from service.neo4j_local import LocalNeo4j
-from tests.support.servers import REPO, run_service
+from tests.support.servers import REPO, fresh_neo4j, run_service
 
-COMMAND = "python -m benchmarks.long_entry"
+COMMAND = "python -m benchmarks.audits long-entry"
 CODES = ("before", "after")
 ENTRY = "the-entry"
 
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--repetitions", type=int, default=3, help="requests per service")
     parser.add_argument("--concurrent", type=int, default=3, help="requests at once, largest N")
-    parser.add_argument("--out", default="long_entry", help="results/<OUT>.json")
+    parser.add_argument("--out", default="audits_long_entry", help="results/<OUT>.json")
     args = parser.parse_args(argv)
     before = args.before.resolve()
     before_sizes = args.versions if args.before_versions is None else args.before_versions
@@ -224,7 +224,3 @@ def main(argv: list[str] | None = None) -> None:
         print(f"at entry-{n}: {others}", flush=True)
     figures["load_average_at_end"] = os.getloadavg()
     print("written to", save(args.out, figures))
-
-
-if __name__ == "__main__":
-    main()

@@ -33,8 +33,8 @@ from typing import Any
 import httpx
 from memtrace_client import MemTraceClient, TraceBatch, Tracer
 
-from benchmarks.harness import fresh_neo4j, percentile, save, service_on
-from tests.support.servers import free_port
+from benchmarks.figures import percentile, save
+from tests.support.servers import free_port, fresh_neo4j, run_service
 
 MAX_ITEMS = 500  # the tracer's default records per batch; the direct batches copy it
 COUNT_OPERATIONS = "MATCH (o:Operation {project: $project}) RETURN count(o) AS operations"
@@ -304,7 +304,7 @@ def service() -> Iterator[str]:
     with (
         tempfile.TemporaryDirectory() as tmp,
         fresh_neo4j() as local,
-        service_on(local, Path(tmp)) as handle,
+        run_service(local.uri, Path(tmp)) as handle,
     ):
         yield handle.url
 
@@ -330,7 +330,3 @@ def main(argv: list[str] | None = None) -> None:
         figures["spool_replay"] = spool_replay(url, n_ops, Path(tmp))
     figures["load_average_at_end"] = os.getloadavg()
     print("written to", save("client", figures))
-
-
-if __name__ == "__main__":
-    main()

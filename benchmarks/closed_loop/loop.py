@@ -5,14 +5,14 @@ attribute the failures, optimise the blamed prompts, run again, for N rounds.
     python -m benchmarks.closed_loop --rounds 2 --sessions 6 --optimize 26 --held-out 30,41
 
 Conversations are split: failures of the ``--optimize`` ones drive the optimisation, the
-``--held-out`` ones only measure. Each round: the memory system (``closed_loop_system``) runs
+``--held-out`` ones only measure. Each round: the memory system (``system``) runs
 every conversation with the newest prompt versions (``client.prompt(name)``), the optimised
 split's failed cases are attributed (heuristic judge), and every prompt
 whose newest version has attributed failures is optimised (``POST /prompts/{name}/optimize``).
 Accuracy "after" a round is the next run's, with the new versions; held-out runs go to a
 project of their own per round, so they never feed the optimisation.
 
-The model is the deterministic simulated one (``closed_loop_model``, served over the
+The model is the deterministic simulated one (``model``, served over the
 OpenAI-compatible HTTP API) unless ``--llm-base-url`` names a real endpoint, which then serves
 both the memory system and the service's optimiser (``MEMTRACE_LLM_*``). Prints per round:
 accuracy before/after on both splits, the error types of the optimised split's failures, the LLM
@@ -36,11 +36,13 @@ from typing import Any
 import httpx
 from memtrace_client import MemTraceClient, Prompt, Tracer
 
-from benchmarks.closed_loop_model import respond
-from benchmarks.closed_loop_system import INITIAL_PROMPTS, run_conversation
+from benchmarks.closed_loop.model import respond
+from benchmarks.closed_loop.system import INITIAL_PROMPTS, run_conversation
 from benchmarks.datasets.locomo_source import conversation_files, read_conversation
-from benchmarks.harness import fresh_neo4j, save
+from benchmarks.figures import save
 from service.llm.blocking import BlockingChat
+from tests.support.llm_server import scripted_llm
+from tests.support.servers import fresh_neo4j, run_service
 
 PROJECT = "closed-loop"
 
@@ -266,9 +268,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--llm-api-key", default="not-set")
     args = parser.parse_args(argv)
 
-    from tests.support.llm_server import scripted_llm
-    from tests.support.servers import run_service
-
     with ExitStack() as stack:
         if args.llm_base_url:
             base_url, model_name = args.llm_base_url, args.llm_model
@@ -316,7 +315,7 @@ def main(argv: list[str] | None = None) -> None:
     path = save(
         "closed_loop",
         {
-            "model": "simulated (benchmarks.closed_loop_model)"
+            "model": "simulated (benchmarks.closed_loop.model)"
             if not args.llm_base_url
             else model_name,
             "optimize": args.optimize,
@@ -327,7 +326,3 @@ def main(argv: list[str] | None = None) -> None:
         },
     )
     print(f"saved {path}")
-
-
-if __name__ == "__main__":
-    main()

@@ -3,7 +3,7 @@ answering with another, every step traced into MemTrace with the prompt version 
 
 It talks to its model only through the OpenAI-compatible API, with the service's one chat
 client (``service.llm``), so the same code runs against the simulated model
-(``benchmarks.closed_loop_model``) or a real endpoint. Every call bounds its answer
+(``benchmarks.closed_loop.model``) or a real endpoint. Every call bounds its answer
 (``max_tokens``).
 One extraction call per conversation turn, one answer call per question; the cases are judged
 by ``contains_expected`` (every word of the gold answer in the answer).

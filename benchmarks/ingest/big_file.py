@@ -1,5 +1,5 @@
 """Peak memory of ``memtrace ingest`` on big JSONL files: it streams, so it should not grow with
-the file. Run: ``python -m benchmarks.ingest_big_file`` (default sizes 200 MB and 1 GB).
+the file. Run: ``python -m benchmarks.ingest big-file`` (default sizes 200 MB and 1 GB).
 
 For each size a JSONL file is generated in the temporary folder (deleted afterwards): batches of
 250 operations, each consuming the two units of the operation before and producing two units of
@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import fresh_neo4j, save, service_on
-from tests.support.servers import REPO
+from benchmarks.figures import save
+from tests.support.servers import REPO, fresh_neo4j, run_service
 
 TS = "2026-01-01T00:00:00Z"
 
@@ -92,16 +92,16 @@ def ingest(path: Path, url: str) -> dict[str, Any]:
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--megabytes", type=int, nargs="+", default=[200, 1000])
     parser.add_argument("--content-bytes", type=int, default=4_000)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     runs = []
     with (
         tempfile.TemporaryDirectory() as tmp,
         fresh_neo4j() as local,
-        service_on(local, Path(tmp)) as service,
+        run_service(local.uri, Path(tmp)) as service,
     ):
         for size in args.megabytes:
             path = Path(tmp) / f"big-{size}mb.jsonl"
@@ -115,7 +115,3 @@ def main() -> None:
     # The sizes share one Neo4j, each in a project of its own.
     figures = {"content_bytes": args.content_bytes, "runs": runs}
     print("written to", save("ingest_big_file", figures))
-
-
-if __name__ == "__main__":
-    main()

@@ -2,20 +2,20 @@
 audits that seek on them find the rows the full walks found: before and after, in one run on one
 Neo4j.
 
-Run: ``python -m benchmarks.ingest_marks_before_after --before DIR`` where ``DIR`` is a checkout
+Run: ``python -m benchmarks.ingest marks --before DIR`` where ``DIR`` is a checkout
 of the code before the marks (``git worktree add DIR 16a0142`` will do); the code after is this
 checkout. ``--quick``: conversations of 300 distractors.
 
-The data is ``benchmarks.audits``' (synthetic Mem0 and naive-RAG traces, 12 sessions each), sent
-in its batches (a conversation's batches in order, as ``benchmarks.audits`` sends them), or with
-``--batch-operations N`` as a stream of N-operation batches (each conversation's units first,
-its cases last: most operations then read and write units stored by earlier batches, which the
-writer cannot settle within the batch), to two services on one Neo4j, one from each checkout,
-each into a project of its own. The services take turns batch by batch, so a change in machine
-load falls on both. Then every audit of ``GET /audits`` is read to the end from each service over
-its own project: the rows must be the same (the before service walks the project, the after one
-seeks the marks), else the run fails. Figures go to
-``benchmarks/results/ingest_marks_before_after.json`` (``--out`` to name another file).
+The data is ``benchmarks.audits.latency``'s (synthetic Mem0 and naive-RAG traces, 12 sessions
+each), sent in its batches (a conversation's batches in order, as ``benchmarks.audits latency``
+sends them), or with ``--batch-operations N`` as a stream of N-operation batches (each
+conversation's units first, its cases last: most operations then read and write units stored by
+earlier batches, which the writer cannot settle within the batch), to two services on one Neo4j,
+one from each checkout, each into a project of its own. The services take turns batch by batch, so
+a change in machine load falls on both. Then every audit of ``GET /audits`` is read to the end from
+each service over its own project: the rows must be the same (the before service walks the project,
+the after one seeks the marks), else the run fails. Figures go to
+``benchmarks/results/ingest_marks.json`` (``--out`` to name another file).
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ from typing import Any
 
 import httpx
 
-from benchmarks.attr_run import split_batch
-from benchmarks.audits import DISTRACTORS, QUICK_DISTRACTORS, build
-from benchmarks.harness import fresh_neo4j, percentile, save
-from tests.support.servers import REPO, run_service
+from benchmarks.attribution.run import split_batch
+from benchmarks.audits.latency import DISTRACTORS, QUICK_DISTRACTORS, build
+from benchmarks.figures import percentile, save
+from tests.support.servers import REPO, fresh_neo4j, run_service
 
-COMMAND = "python -m benchmarks.ingest_marks_before_after"
+COMMAND = "python -m benchmarks.ingest marks"
 CODES = ("before", "after")
 
 
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="conversations of 300 distractors")
     parser.add_argument("--conversations", type=int, default=4, help="per system")
     parser.add_argument("--batch-operations", type=int, help="re-send as batches of N operations")
-    parser.add_argument("--out", default="ingest_marks_before_after", help="results/<OUT>.json")
+    parser.add_argument("--out", default="ingest_marks", help="results/<OUT>.json")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     distractors = QUICK_DISTRACTORS if args.quick else DISTRACTORS
@@ -138,7 +138,3 @@ def main(argv: list[str] | None = None) -> None:
         f"{figures['after_over_before_seconds']}); same audit rows: {same}"
     )
     print("written to", save(args.out, figures))
-
-
-if __name__ == "__main__":
-    main()

@@ -1,4 +1,4 @@
-"""Ingestion and subgraph benchmarks (issue: foundation). Run: ``python -m benchmarks.ingestion``.
+"""Ingestion and subgraph benchmarks. Run: ``python -m benchmarks.ingest throughput``.
 
 1. Ingestion: N operations per path and shape (default 200,000), each consuming 2 units and
    producing 2, in batches of 1,000, in two shapes (``--shapes``): ``chain``, where
@@ -28,7 +28,7 @@
 2. Subgraph: p50/p95 of ``GET /cases/{id}/subgraph`` for a case with ~500 ancestor nodes in a graph
    of ~10k nodes, then again after growing the graph to >= 1M nodes.
 
-Figures go to ``benchmarks/results/ingestion.json`` (``--out`` to name another file).
+Figures go to ``benchmarks/results/ingest_throughput.json`` (``--out`` to name another file).
 """
 
 from __future__ import annotations
@@ -52,13 +52,15 @@ import psutil
 from memtrace_client.models import TraceBatch
 from neo4j import AsyncDriver, AsyncManagedTransaction, AsyncSession
 
-from benchmarks.harness import RESULTS, fresh_neo4j, percentile, save, service_on
+from benchmarks.figures import RESULTS, percentile, save
 from cypher import query
 from ingest.rows import batch_rows
 from service.db import apply_schema, create_driver
 from service.repository.traces import write_batch
 from service.settings import Settings
-from tests.support.servers import run_service
+from tests.support.servers import fresh_neo4j, run_service
+
+COMMAND = "python -m benchmarks.ingest throughput"
 
 TS = "2026-01-01T00:00:00Z"
 Streams = list[list[dict[str, Any]]]
@@ -528,7 +530,7 @@ def time_subgraph(url: str, project: str, case_id: str, n: int) -> dict[str, flo
 def subgraph(small_copies: int, large_copies: int, requests: int, workdir: Path) -> dict[str, Any]:
     with (
         fresh_neo4j() as local,
-        service_on(local, workdir) as service,
+        run_service(local.uri, workdir) as service,
         httpx.Client(base_url=service.url, timeout=600) as client,
     ):
 
@@ -568,7 +570,7 @@ def carried_over(out: str, skipped: list[str]) -> dict[str, Any]:
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--operations", type=int, default=200_000, help="per path and shape")
     parser.add_argument("--batch-size", type=int, default=1_000)
@@ -579,14 +581,14 @@ def main() -> None:
     )
     parser.add_argument("--before", type=Path, help="a checkout whose API is measured beside")
     parser.add_argument("--neo4j-memory", default="3g", help="Neo4j's heap and page cache each")
-    parser.add_argument("--out", default="ingestion", help="results/<OUT>.json")
+    parser.add_argument("--out", default="ingest_throughput", help="results/<OUT>.json")
     parser.add_argument("--small-copies", type=int, default=20, help="cases in the ~10k graph")
     parser.add_argument("--large-copies", type=int, default=2_000, help="cases in the 1M graph")
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--skip", choices=["ingestion", "subgraph"], action="append", default=[])
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     figures: dict[str, Any] = {
-        "command": " ".join(["python -m benchmarks.ingestion", *sys.argv[1:]])
+        "command": " ".join([COMMAND, *(sys.argv[1:] if argv is None else argv)])
     }
     figures.update(carried_over(args.out, args.skip))
     with tempfile.TemporaryDirectory() as tmp:
@@ -609,7 +611,3 @@ def main() -> None:
             )
             print("subgraph:", figures["subgraph"], flush=True)
     print("written to", save(args.out, figures))
-
-
-if __name__ == "__main__":
-    main()

@@ -1,8 +1,8 @@
 """Ingest throughput of ``memtrace serve --workers N`` for N = 1, 2, 4, on one Neo4j.
 
-Run: ``python -m benchmarks.ingest_workers``. ``--senders`` clients each send their own chain of
-1,000-operation batches (``benchmarks.ingestion.chain_batches``) at once; every worker count gets
-the same batches, into a project of its own on one fresh Neo4j, after an untimed warm-up; the
+Run: ``python -m benchmarks.ingest workers``. ``--senders`` clients each send their own chain of
+1,000-operation batches (:func:`.throughput.chain_batches`) at once; every worker count gets the
+same batches, into a project of its own on one fresh Neo4j, after an untimed warm-up; the
 default order 1, 2, 4, 1 shows by its last run how much the machine's load drifted meanwhile.
 Besides operations/s, the CPU seconds spent by Neo4j and by the service processes during each run
 say where the machine's cores went: when Neo4j and the workers together use every core, more
@@ -21,9 +21,10 @@ from typing import Any
 
 import psutil
 
-from benchmarks.harness import fresh_neo4j, save
-from benchmarks.ingestion import _send_all, chain_streams
+from benchmarks.figures import save
+from benchmarks.ingest.throughput import _send_all, chain_streams
 from tests.support.serve import memtrace_serve
+from tests.support.servers import fresh_neo4j
 
 
 def _cpu_seconds(process: psutil.Process) -> float:
@@ -68,14 +69,14 @@ def one_run(
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--operations", type=int, default=24_000, help="per worker count")
     parser.add_argument("--senders", type=int, default=8)
     parser.add_argument(
         "--workers", type=int, nargs="+", default=[1, 2, 4, 1], help="in this order"
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     runs = []
     with tempfile.TemporaryDirectory() as tmp, fresh_neo4j() as local:
         neo4j = psutil.Process(local.pid())
@@ -90,7 +91,3 @@ def main() -> None:
             runs.append(run)
     figures = {"senders": args.senders, "cores": len(os.sched_getaffinity(0)), "runs": runs}
     print("written to", save("ingest_workers", figures))
-
-
-if __name__ == "__main__":
-    main()
