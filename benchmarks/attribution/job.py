@@ -31,7 +31,8 @@ and after a change is measured one right after the other on the same machine loa
 checks them field by field against such a file (``benchmarks.attribution.invariance``: only timing
 fields may differ).
 
-Figures go to ``benchmarks/results/attribution_job.json`` (``--name`` changes the file name).
+Figures go to ``benchmarks/results/attribution_job_<shape>.json``, one file per shape (``--name``
+changes the file name).
 """
 
 from __future__ import annotations
@@ -217,7 +218,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--service-repo", type=Path, help="run the service from this checkout")
     parser.add_argument("--save-results", type=Path, help="write every job result here")
     parser.add_argument("--compare", type=Path, help="compare job results with this file")
-    parser.add_argument("--name", default="attribution_job", help="results file name")
+    parser.add_argument("--name", help="results file name (attribution_job_<shape>)")
     parser.add_argument("--neo4j-memory", default="3g", help="Neo4j heap and page cache each")
     args = parser.parse_args(argv)
     checkout = args.service_repo.resolve() if args.service_repo else REPO
@@ -324,7 +325,7 @@ def main(argv: list[str] | None = None) -> None:
         if "probe" in row:
             print(f"  during {row['mode']}: {row['probe']}", flush=True)
     figures["load_average_at_end"] = list(os.getloadavg())
-    path = save(args.name, figures)
+    path = save(args.name or f"attribution_job_{args.shape.replace('-', '_')}", figures)
     print(f"written to {path}")
     problems = [f"job and per-request results differ: {differ} cases, say {differing[:5]}"]
     fail_loudly(
