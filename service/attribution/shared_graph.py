@@ -4,9 +4,11 @@ case takes its own part of it in Python.
 Why: where every retrieval consumes the whole store, each case's ancestry is most of its
 conversation's trace (~840 nodes on LoCoMo), nearly all of it shared with the other cases of the
 conversation; read case by case, Neo4j traversed it and the driver decoded its listing once per
-case, most of a job's Neo4j time. So a chunk lists the union of its answers' ancestors in one
-traversal (``attribution/ancestor_ids`` from every answer at once), fetches the rows the job has
-not read (``row_cache``), and walks each case's ancestors over those rows' edges; the
+case: about half of a job's Neo4j time, and the listings' decoding in Python. So a chunk lists
+the union of its answers' ancestors in one statement (``attribution/ancestor_ids`` from every
+answer at once: Neo4j still expands from each, but lists and sends each node once), fetches the
+rows the job has not read (``row_cache``), and walks each case's ancestors over those rows'
+edges; the
 descendants of the evidence likewise (``attribution/descendant_ids``), and a descent read during
 a walk (the evidence found by search, the redundancy check) joins the chunk's for its later cases.
 
