@@ -84,7 +84,7 @@ async def chunk_graphs(
     session: AsyncSession, project: str, case_ids: list[str], limit: int, cache: RowCache
 ) -> ChunkInputs:
     """The inputs of a job's chunk of cases in one read transaction, as :func:`case_graphs`
-    reads them, but with one traversal of their answers' ancestors and one of their evidence's
+    reads them, but with one listing of their answers' ancestors and one of their evidence's
     descendants for all of them (:mod:`.shared_graph`); each case's own when the union is over
     ``limit``."""
 
