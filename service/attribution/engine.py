@@ -88,9 +88,16 @@ def _blame(graph: CaseGraph, op_id: str) -> BlamedOperation:
 
 
 async def attribute(
-    case: CaseFacts, graph: CaseGraph, judge: CachedJudge, source: GraphSource
+    case: CaseFacts,
+    graph: CaseGraph,
+    judge: CachedJudge,
+    source: GraphSource,
+    evidence_descent: list[dict[str, Any]] | None = None,
 ) -> AttributionResult:
-    """Walk ``graph`` (the answer's ancestors) for ``case``, fetching more from ``source``."""
+    """Walk ``graph`` (the answer's ancestors) for ``case``, fetching more from ``source``.
+
+    ``evidence_descent``: what derives from the case's evidence units, when the caller read it
+    with the ancestors (in the same transaction); else it is asked of ``source``."""
     finish = functools.partial(_result, case, judge, time.perf_counter(), graph)
     llm_verdict = judge.verdict_confidence
     if case.verdict != "failed":
@@ -108,7 +115,8 @@ async def attribute(
     scope = scope_of(graph, case.answer_unit, response_op)
     evidence = list(case.evidence_units)
     if evidence:  # known up front: load what derives from it, so the judge can read it
-        graph.add_rows(await source.descendants(evidence))
+        descent = evidence_descent
+        graph.add_rows(descent if descent is not None else await source.descendants(evidence))
         # Causality: a unit recorded after the answer cannot be what the answer needed.
         evidence = [e for e in evidence if recorded_by(graph, e, scope.until)]
     walk = Walk(case, graph, judge, _question(case, graph, evidence), scope=scope)

@@ -52,16 +52,12 @@ class RepositorySource:
     session: AsyncSession
     project: str
     limit: int
-    prefetched: dict[tuple[str, ...], list[dict[str, Any]]]
     embedder: EndpointEmbedder | None = None
     scope_reads: ScopeReads | None = None
     rows: RowCache | None = None
     descent: Region | None = None
 
     async def descendants(self, unit_ids: list[str]) -> list[dict[str, Any]]:
-        rows = self.prefetched.get(tuple(unit_ids))
-        if rows is not None:  # read with the case, in the same transaction
-            return rows
         if self.descent is not None and self.rows is not None:
             return await attributions.shared_descendants(
                 self.session,
@@ -294,9 +290,9 @@ async def attribute_inputs(
         answer_unit=case.answer_unit,
         evidence_units=tuple(case.evidence_units),
     )
-    if case.evidence_units:
-        source.prefetched[tuple(case.evidence_units)] = inputs.derived
-    result = await attribute(facts, graph, CachedJudge(judge), source)
+    # The evidence's descent was read with the case, in the same transaction.
+    descent = inputs.derived if case.evidence_units else None
+    result = await attribute(facts, graph, CachedJudge(judge), source, descent)
     result.created_at = datetime.now(UTC)
     return result
 
@@ -325,7 +321,7 @@ async def attribute_case(
     check_case(project, case_id, inputs.case)
     check = await recorded_check(session, project, request, settings)
     judge = build_judge(request, settings, check)
-    source = RepositorySource(session, project, limit, {}, embedder(settings))
+    source = RepositorySource(session, project, limit, embedder(settings))
     try:
         result = await attribute_inputs(inputs, judge, source)
     finally:

@@ -335,7 +335,6 @@ async def attribute_batch(
                         own,
                         spec.project,
                         limit,
-                        {},
                         shared.embedder,
                         shared.scope_reads,
                         shared.rows,
