@@ -1,35 +1,52 @@
-// A page of a project's cases in id order, optionally only those with one verdict or whose
-// question contains some text, each with what a person needs to pick one: the question, the
-// expected and the given answer, when and by which system and session it was answered, and the
-// stored attribution's status and error type, if any.
+// A page of a project's cases matching every filter given, each with what a person needs to
+// pick one: the question, the expected and the given answer, when and by which system and
+// session it was answered, and the latest stored attribution's status and error type, if any.
+// A filter left null does not apply; each is evaluated only when given, so the plain list reads
+// no more than the cases themselves before its page is cut.
 // $params: project (string), verdict (string or null), text (lower-case string or null: a
-//          substring of the question), system (string or null: the system of the operation
-//          that produced the answer), since (UTC datetime or null: answered at or after, the
-//          answering operation's time, else the answer unit's), skip (int), limit (int)
+//          substring of the question or of the given answer), system (string or null: the
+//          system of the operation that produced the answer), session (string or null: that
+//          operation's session id), since / until (UTC datetime or null: answered at or after /
+//          before, the answering operation's time, else the answer unit's), error_type (string
+//          or null: the latest attribution's), attributed (boolean or null: has a stored
+//          attribution or not), newest_first (boolean: by answer time, newest first, instead
+//          of id order), skip (int), limit (int)
 MATCH (c:Case {project: $project})
 WHERE c.id IS NOT NULL  // seeks the (project, id) key index instead of scanning every project
   AND ($verdict IS NULL OR c.verdict = $verdict)
-  AND ($text IS NULL OR toLower(c.question) CONTAINS $text)
+  AND ($text IS NULL OR toLower(c.question) CONTAINS $text OR EXISTS {
+    MATCH (c)-[:ANSWERED_BY]->(given:Unit) WHERE toLower(given.content) CONTAINS $text
+  })
   AND ($system IS NULL OR EXISTS {
     MATCH (c)-[:ANSWERED_BY]->(:Unit)-[:PRODUCED_BY]->(o:Operation) WHERE o.system = $system
   })
-  AND ($since IS NULL OR any(t IN COLLECT {
+  AND ($session IS NULL OR EXISTS {
+    MATCH (c)-[:ANSWERED_BY]->(:Unit)-[:PRODUCED_BY]->(o:Operation)
+    WHERE o.session_id = $session
+  })
+  AND ($attributed IS NULL OR EXISTS { (c)-[:ATTRIBUTED]->(:Attribution) } = $attributed)
+  AND ($error_type IS NULL OR COLLECT {
+    MATCH (c)-[:ATTRIBUTED]->(latest:Attribution)
+    RETURN latest.error_type ORDER BY latest.created_at DESC LIMIT 1
+  } = [$error_type])
+WITH c, CASE WHEN $since IS NULL AND $until IS NULL AND NOT $newest_first THEN null ELSE COLLECT {
     MATCH (c)-[:ANSWERED_BY]->(a:Unit)
     OPTIONAL MATCH (a)-[:PRODUCED_BY]->(o:Operation)
-    RETURN coalesce(o.ts, a.ts)
-  } WHERE t >= $since))
-WITH c
-ORDER BY c.id
+    RETURN coalesce(o.ts, a.ts) AS t ORDER BY t DESC LIMIT 1
+  }[0] END AS at
+WHERE ($since IS NULL OR at >= $since) AND ($until IS NULL OR at < $until)
+WITH c, at
+ORDER BY CASE WHEN $newest_first THEN at END DESC, c.id
 SKIP $skip
 LIMIT $limit
 OPTIONAL MATCH (c)-[:ANSWERED_BY]->(answer:Unit)
 OPTIONAL MATCH (answer)-[:PRODUCED_BY]->(op:Operation)
 OPTIONAL MATCH (c)-[:ATTRIBUTED]->(a:Attribution)
-WITH c, answer, op, a
+WITH c, at, answer, op, a
 ORDER BY a.created_at DESC
-WITH c, head(collect(answer)) AS answer, head(collect(op)) AS op, head(collect(a)) AS a
+WITH c, at, head(collect(answer)) AS answer, head(collect(op)) AS op, head(collect(a)) AS a
 RETURN c.id AS id, c.verdict AS verdict, c.question AS question,
        c.expected_answer AS expected_answer, answer.content AS answer,
        coalesce(op.ts, answer.ts) AS answered_at, op.system AS system,
        op.session_id AS session_id, a.status AS attribution_status, a.error_type AS error_type
-ORDER BY id
+ORDER BY CASE WHEN $newest_first THEN at END DESC, id

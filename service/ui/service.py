@@ -12,6 +12,7 @@ from neo4j import AsyncSession
 from service.attribution import service as attributions
 from service.attribution.models import AttributionResult
 from service.cases import service as cases
+from service.cases.models import CaseFilters
 from service.errors import NotFound
 from service.prompts.service import labels
 from service.ui.models import CaseList, CasePage, CaseRow
@@ -45,7 +46,7 @@ async def case_page(session: AsyncSession, project: str, case_id: str, node_limi
 
 async def case_list(session: AsyncSession, project: str, verdict: str | None) -> CaseList:
     """The project's cases (those with ``verdict`` when given) with their stored attributions."""
-    rows = await cases.list_cases(session, project, verdict, None, 0, LIST_LIMIT + 1)
+    rows = await cases.list_cases(session, project, CaseFilters(verdict=verdict), 0, LIST_LIMIT + 1)
     no_filter: dict[str, str | None] = dict.fromkeys(
         ("system", "error_type", "operation_name", "status")
     )
