@@ -43,7 +43,7 @@ lint: install ## ruff and mypy
 docs: install ## the documentation site (docs/, mkdocs.yml), strictly: a broken link fails
 	$(BIN)/mkdocs build --strict --quiet
 
-# The case view's browser test (tests/test_ui.py) drives Debian's chromium through Playwright,
+# The case view's browser test (tests/ui/test_ui.py) drives Debian's chromium through Playwright,
 # which never downloads a browser of its own here. A prerequisite of `test`, not of `install`,
 # so that `make demo` needs neither root nor a browser.
 MEMTRACE_TEST_CHROMIUM ?= /usr/bin/chromium
@@ -51,15 +51,16 @@ export MEMTRACE_TEST_CHROMIUM
 browser: ## Debian's chromium for the browser test (apt-get install, as root, when missing)
 	@if [ -x "$(MEMTRACE_TEST_CHROMIUM)" ]; then exit 0; fi; \
 	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
-	  echo "tests/test_ui.py needs Chromium at $(MEMTRACE_TEST_CHROMIUM): as root run" \
+	  echo "tests/ui/test_ui.py needs Chromium at $(MEMTRACE_TEST_CHROMIUM): as root run" \
 	    "'apt-get update && apt-get install -y chromium' (Debian), or set" \
 	    "MEMTRACE_TEST_CHROMIUM to a Chromium binary" >&2; \
 	  exit 1; \
 	fi; \
-	echo "installing Debian's chromium for tests/test_ui.py"; \
+	echo "installing Debian's chromium for tests/ui/test_ui.py"; \
 	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
 
-# Under `make test` a missing local model fails tests/test_local_llm_server.py instead of skipping it.
+# Under `make test` a missing local model fails tests/llm/test_local_llm_server.py instead of
+# skipping it.
 test: lint docs browser ## lint, the docs site, then every test against a real Neo4j the tests start themselves
 	MEMTRACE_TEST_LOCAL_LLM=required $(BIN)/pytest
 

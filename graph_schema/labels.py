@@ -1,7 +1,7 @@
 """The graph's node labels, relationship types, constraints and indexes, named once.
 
 Cypher text cannot import Python, so the ``.cypher`` files spell these out; a test
-(tests/test_graph_schema.py) checks that every statement uses only the labels and types named
+(tests/kernel/test_graph_schema.py) checks that every statement uses only the labels and types named
 here and that ``cypher/schema/`` creates exactly these constraints and indexes. A new label or
 relationship type is added here first.
 """

@@ -2,8 +2,8 @@
 
 The audits are Cypher (``cypher/audits``), the walk is Python (``service/attribution``); each
 rule below is written in Python here and as one Cypher block that every statement using it holds
-verbatim, between ``// rule: <name>`` and ``// end rule`` (tests/test_audit_agreement.py holds the
-copies equal, and runs the audits and ``POST /attribute`` on the same traces).
+verbatim, between ``// rule: <name>`` and ``// end rule`` (tests/audits/test_audit_agreement.py
+holds the copies equal, and runs the audits and ``POST /attribute`` on the same traces).
 
 **Question time kinds.** Operations of kind retrieval, response or evaluation read the memory
 at question time; every other kind builds it (:data:`QUESTION_TIME_KINDS`).

@@ -11,8 +11,8 @@ benchmark's Mem0 and RAG traces). Most of the answer is in the batch itself:
   batch and is not marked yet (``reach_in_batch``);
 - whether an operation rewrote a memory (wrote a next version that does not hold the old one
   verbatim) is decided from the batch's own versions when it holds them all, by the same test
-  as the Cypher (``rewrites_in_batch``, ``holds_verbatim``: tests/test_audits.py checks that the
-  two agree); the store is asked about the rest.
+  as the Cypher (``rewrites_in_batch``, ``holds_verbatim``: tests/audits/test_degraded_updates.py
+  checks that the two agree); the store is asked about the rest.
 
 The units a batch names without defining them are read from the store first, in one statement
 (``cypher/ingest/merge_unit_refs.cypher`` returns them): with them, a stream of small batches

@@ -28,7 +28,7 @@ CONTENT_SECURITY_POLICY = (
     "frame-ancestors 'none'"
 )
 """Scripts and styles only from our own files (vis-network styles its elements through the DOM,
-which this allows; tests/test_ui.py fails on any CSP violation the page reports)."""
+which this allows; tests/ui/test_ui.py fails on any CSP violation the page reports)."""
 
 PAGE_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,

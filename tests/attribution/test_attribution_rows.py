@@ -14,9 +14,9 @@ from neo4j import AsyncGraphDatabase
 from service.attribution import repository as attributions
 from service.attribution.graph import PREPARED, PREPARED_EDGES
 from service.attribution.row_cache import RowCache
+from tests.attribution.test_attribution_reads import _job_results
+from tests.attribution.test_attribution_scope import DAY, _msg, _op, _results, _send, _unit
 from tests.support.servers import Neo4jHandle
-from tests.test_attribution_reads import _job_results
-from tests.test_attribution_scope import DAY, _msg, _op, _results, _send, _unit
 
 LIMIT = 10_000
 

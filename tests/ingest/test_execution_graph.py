@@ -353,9 +353,9 @@ def test_a_large_fan_in_converts_in_linear_steps() -> None:
     assert _CountingId.compared < 20 * n
 
 
-FIXTURES = Path(__file__).parent / "fixtures" / "smartcomment"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "smartcomment"
 SAMPLE = (
-    Path(__file__).parents[2] / "shared" / "data" / "smartcomment-sample" / "mem0_toy_graph.json"
+    Path(__file__).parents[3] / "shared" / "data" / "smartcomment-sample" / "mem0_toy_graph.json"
 )
 
 

@@ -35,7 +35,7 @@ from pydantic import BaseModel
 
 import service
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SERVICE = REPO / "service"
 MODEL_HOMES = ("service.error_models", "memtrace_client.models")
 FEATURE_MODELS = re.compile(r"^service(\.\w+)+\.models$")

@@ -1,6 +1,6 @@
 """Each convention's attributes, as its instrumentations write them, read into units and kinds
 (``ingest.otlp_conventions`` through ``ingest.otlp.convert_export``; no service needed). The
-attribute names are those the released packages write (tests/test_otlp_instrumentations.py runs
+attribute names are those the released packages write (tests/otlp/test_otlp_instrumentations.py runs
 the packages themselves)."""
 
 from __future__ import annotations

@@ -123,8 +123,8 @@ def test_infinite_version_is_422_naming_it(client: httpx.Client, project: str) -
     assert ".version" in response.json()["message"]
 
 
-FIXTURES = Path(__file__).parent / "fixtures" / "smartcomment"
-SAMPLE = Path(__file__).parents[2] / "shared" / "data" / "smartcomment-sample"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "smartcomment"
+SAMPLE = Path(__file__).parents[3] / "shared" / "data" / "smartcomment-sample"
 
 
 @pytest.mark.parametrize("folder", [FIXTURES, SAMPLE], ids=["fixtures", "shared-sample"])

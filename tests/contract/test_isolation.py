@@ -125,7 +125,7 @@ CALLS = [
         writes=True,
     ),
     # Deletions, probed so that they delete nothing the other checks rely on; what they delete
-    # and keep is tests/test_deletion.py's.
+    # and keep is tests/deletion/test_deletion.py's.
     Call(
         "DELETE",
         "/sessions/no-such-session",
@@ -149,8 +149,8 @@ JOB_PATHS = {
     "/attribution-jobs/{job_id}/stop",
     "/attribution-jobs/{job_id}/resume",
 }
-"""Covered with the same keys and namings by tests/test_attribution_job.py (a job's id differs
-per project, so a fixed path in CALLS cannot name them)."""
+"""Covered with the same keys and namings by tests/attribution/test_attribution_job.py (a job's
+id differs per project, so a fixed path in CALLS cannot name them)."""
 NAMINGS = ("query", "header", "body", "cookie", "none")
 
 

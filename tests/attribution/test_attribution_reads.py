@@ -11,8 +11,8 @@ import pytest
 from neo4j import Driver
 
 from service.attribution.graph import timestamp
-from tests.test_attribution_job import wait_for
-from tests.test_attribution_scope import _later_repeat, _results, _send, conversation
+from tests.attribution.test_attribution_job import wait_for
+from tests.attribution.test_attribution_scope import _later_repeat, _results, _send, conversation
 
 
 def _zone(hours: float) -> timezone:

@@ -342,8 +342,8 @@ def test_undecodable_bodies_are_400_without_echo(client: httpx.Client, project: 
 
 
 def test_an_invalid_case_is_422_at_its_span(client: httpx.Client, project: str) -> None:
-    """A bad attribute value is dropped with a warning (tests/test_otlp_lineage.py); a case that
-    cannot be stored at all is refused, located at its span."""
+    """A bad attribute value is dropped with a warning (tests/otlp/test_otlp_lineage.py); a case
+    that cannot be stored at all is refused, located at its span."""
     loc = ["resourceSpans", 0, "scopeSpans", 0, "spans", 1, "attributes"]
     long_case = export(span(1, 1, "x", 0, attributes={"memtrace.case.id": "c" * 300}))
     response = send(client, long_case, project)

@@ -458,7 +458,7 @@ def test_of_two_resumes_of_a_dead_runners_job_one_wins(
 
 
 # --- Isolation: the job endpoints x every way of naming a project x own and admin key ---------
-# (tests/test_isolation.py covers the other endpoints the same way; a job's id differs per
+# (tests/contract/test_isolation.py covers the other endpoints the same way; a job's id differs per
 # project, so its fixed-path table cannot name these.)
 
 
