@@ -25,7 +25,7 @@ window.MT = (function () {
       else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
       else node.setAttribute(key, value === true ? "" : String(value));
     }
-    for (const child of children.flat()) {
+    for (const child of children.flat(Infinity)) {
       if (child === null || child === undefined || child === false) continue;
       node.append(child instanceof Node ? child : document.createTextNode(String(child)));
     }
@@ -88,7 +88,8 @@ window.MT = (function () {
         return el("td", {}, value instanceof Node ? value : value ?? "");
       })),
     );
-    return el("table", { id }, el("thead", {}, head), el("tbody", {}, body));
+    // In a box of its own that scrolls sideways, so a wide table never widens the page.
+    return el("div", { class: "table-wrap" }, el("table", { id }, el("thead", {}, head), el("tbody", {}, body)));
   }
 
   function link(href, text) {
