@@ -71,7 +71,7 @@ stop: ## stop what `make demo` started
 	-$(BIN)/memtrace stop
 
 bench: install ## ingestion and subgraph benchmarks (writes benchmarks/results/)
-	$(BIN)/python -m benchmarks.ingestion
+	$(BIN)/python -m benchmarks.ingest throughput
 
 clean:
 	rm -rf $(VENV) $(CLASSIC) .pytest_cache .mypy_cache .ruff_cache

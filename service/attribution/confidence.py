@@ -6,7 +6,7 @@ or did not carry the information, and the unit where it was lost or last held. T
 those (``sure``) and the kind of result are looked up in :data:`TABLE`, measured on the LoCoMo
 tuning half (conversations 0-4) with the heuristic judge: the share of such results that named
 the labelled operation. So a result at confidence 0.8 or more is right at least 9 times in 10 on
-the data it was measured on (see ``benchmarks/results/attribution.md`` for the held-out half).
+the data it was measured on (``benchmarks/results/attribution_accuracy.md``: the held-out half).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ the line keeps its promise; every other confidence is the accuracy as measured."
 BELOW_RELIABLE = 0.79
 
 TABLE: dict[tuple[str, bool], tuple[tuple[float, float], ...]] = {
-    # measured by ``python -m benchmarks.attr_calibrate`` (LoCoMo tuning half: observations,
+    # measured by ``python -m benchmarks.attribution calibrate`` (LoCoMo tuning half: observations,
     # RAG and long-context traces, heuristic judge); the comment counts the cases behind each level
     ("ExtractionError", False): ((0.60, 0.78), (0.50, 0.78)),  # 19, 16
     ("ExtractionError", True): ((0.99, 0.83), (0.90, 0.72), (0.55, 0.72)),  # 24, 36, 15

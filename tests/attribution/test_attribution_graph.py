@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.attr_invariance import differences, fail_loudly, failures
+from benchmarks.attribution.invariance import differences, fail_loudly, failures
 from service.attribution.graph import CaseGraph, prepared
 from service.attribution.scope import scope_of
 

@@ -16,17 +16,24 @@ from pathlib import Path
 import httpx
 import pytest
 
-from benchmarks import flatlog
-from benchmarks.attr_endpoint import Endpoint, redacted
-from benchmarks.attr_inprocess import attribute_in_process
-from benchmarks.attr_metrics import accuracy, op_correct, summarize, type_correct
-from benchmarks.attr_report import figures, markdown
-from benchmarks.attr_run import Dataset, in_project, ingest, split_batch
-from benchmarks.attribution import Row, parse_args, run_baseline, run_in_process, run_rows, services
+from benchmarks.attribution import flatlog
+from benchmarks.attribution.accuracy import (
+    Row,
+    parse_args,
+    run_baseline,
+    run_in_process,
+    run_rows,
+    services,
+)
+from benchmarks.attribution.endpoint import Endpoint, redacted
+from benchmarks.attribution.flatlog import batch_units, op_ids_in_log
+from benchmarks.attribution.inprocess import attribute_in_process
+from benchmarks.attribution.metrics import accuracy, op_correct, summarize, type_correct
+from benchmarks.attribution.oracle import Oracle, units_in_prompt
+from benchmarks.attribution.report import figures, markdown
+from benchmarks.attribution.run import Dataset, in_project, ingest, split_batch
 from benchmarks.datasets import generate_conversation
 from benchmarks.datasets.locomo_source import REPO_ROOT, conversation_files
-from benchmarks.flatlog import batch_units, op_ids_in_log
-from benchmarks.oracle import Oracle, units_in_prompt
 from service.attribution.judges.base import Question, UnitText
 from service.attribution.judges.heuristic import HeuristicJudge
 from service.attribution.judges.llm import build_messages

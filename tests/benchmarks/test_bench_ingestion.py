@@ -16,7 +16,14 @@ import httpx
 import pytest
 from neo4j import Driver, ManagedTransaction
 
-from benchmarks.ingestion import SERVED, SHAPES, limit_rows, round_steps, shape_streams, turns
+from benchmarks.ingest.throughput import (
+    SERVED,
+    SHAPES,
+    limit_rows,
+    round_steps,
+    shape_streams,
+    turns,
+)
 from cypher import query
 
 COMPUTED = {"project", "fp", "reaches_memory", "rewrites_memory"}

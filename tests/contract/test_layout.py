@@ -266,7 +266,7 @@ def test_no_import_cycle() -> None:
 CHAT_CLIENT = Path("service/llm/client.py")
 EMBEDDINGS_CLIENT = Path("service/attribution/search.py")
 """The embeddings API's own client (it asks for vectors, never for a chat completion)."""
-CLOSED_LOOP = ("benchmarks/closed_loop.py", "benchmarks/closed_loop_system.py")
+CLOSED_LOOP = ("benchmarks/closed_loop/loop.py", "benchmarks/closed_loop/system.py")
 
 
 def _chat_client_uses(tree: ast.Module) -> Iterator[tuple[int, str]]:

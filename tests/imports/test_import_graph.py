@@ -65,7 +65,7 @@ def test_cli_imports_a_folder_without_id_collisions(
 def test_memtracebench_scoring_on_a_directory(
     service: ServiceHandle, project: str, tmp_path: Path
 ) -> None:
-    from benchmarks.memtracebench import import_directory, score
+    from benchmarks.attribution.memtracebench import import_directory, score
 
     write_graphs(tmp_path, "graph-a", "graph-b")
     with httpx.Client(base_url=service.url, timeout=120) as client:
@@ -133,7 +133,7 @@ def test_real_smartcomment_graphs_are_attributed_exactly(
 ) -> None:
     """Every annotated failure of the four system shapes (and the shared sample) is blamed on
     the annotated operation with the annotated type: both paper metrics are 1.0."""
-    from benchmarks.memtracebench import import_directory, score
+    from benchmarks.attribution.memtracebench import import_directory, score
 
     if not folder.exists():
         pytest.skip(f"{folder} is not on this machine")

@@ -11,9 +11,9 @@ import pytest
 from memtrace_client import MemTraceClient
 from neo4j import Driver
 
-from benchmarks.closed_loop import run_loop
-from benchmarks.closed_loop_model import DATE_RULE, EXTRACTION_MARK, respond
-from benchmarks.closed_loop_system import extracted_facts
+from benchmarks.closed_loop.loop import run_loop
+from benchmarks.closed_loop.model import DATE_RULE, EXTRACTION_MARK, respond
+from benchmarks.closed_loop.system import extracted_facts
 from tests.support.llm_server import ScriptedLLM
 from tests.support.servers import ServiceHandle
 

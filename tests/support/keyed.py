@@ -1,6 +1,6 @@
 """A service with API keys over three projects (two keyed ones and ``default``), each holding
 the demo trace tagged with its own marker and with one attributed case: what the isolation
-suites (tests/test_isolation.py, tests/test_attribution_job.py) probe.
+suites (tests/contract/test_isolation.py, tests/attribution/test_attribution_job.py) probe.
 
 ``keyed`` (tests/conftest.py) is module-scoped: each test module using it gets its own service.
 """

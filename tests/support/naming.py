@@ -1,5 +1,6 @@
 """One request naming a project one way (query, header, batch body, cookie, or not at all), for
-the isolation suites (tests/test_isolation.py, and the job endpoints in test_attribution_job.py)."""
+the isolation suites (tests/contract/test_isolation.py, and the job endpoints in
+tests/attribution/test_attribution_job.py)."""
 
 from __future__ import annotations
 

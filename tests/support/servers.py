@@ -1,8 +1,9 @@
-"""Real processes the tests talk to: a Neo4j and the MemTrace service over HTTP.
+"""Real processes the tests and the benchmarks talk to: a Neo4j and the MemTrace service over HTTP.
 
-Neo4j comes from, in this order: ``MEMTRACE_NEO4J_URI`` when set; a testcontainers
+For the tests, Neo4j comes from, in this order: ``MEMTRACE_NEO4J_URI`` when set; a testcontainers
 ``Neo4jContainer`` when a Docker engine answers; else the project's own local launcher
-(``service.neo4j_local``) on a free port with a throw-away data folder.
+(``service.neo4j_local``) on a free port with a throw-away data folder. A benchmark always takes a
+:func:`fresh_neo4j` of its own, sized by the benchmark, and never the developer's instance.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -68,8 +70,11 @@ def neo4j_for_tests(workdir: Path) -> Iterator[Neo4jHandle]:
 
 
 @contextmanager
-def local_neo4j(home: Path, heap: str, pagecache: str) -> Iterator[Neo4jHandle]:
-    """A throw-away local Neo4j (the launcher, jars from the cache) on a free port."""
+def local_neo4j(
+    home: Path, heap: str, pagecache: str, start_s: float = 180
+) -> Iterator[Neo4jHandle]:
+    """A throw-away local Neo4j (the launcher, jars from the cache) on a free port; ``start_s``:
+    how long its start may take (minutes on a machine others load)."""
     local = LocalNeo4j(
         cache_dir=get_settings().local_neo4j_dir,
         home=home,
@@ -77,11 +82,24 @@ def local_neo4j(home: Path, heap: str, pagecache: str) -> Iterator[Neo4jHandle]:
         heap=heap,
         pagecache=pagecache,
     )
-    local.start()
+    local.start(start_s)
     try:
         yield Neo4jHandle(local.uri, "neo4j", "unused", local)
     finally:
         local.stop()
+
+
+@contextmanager
+def fresh_neo4j(
+    heap: str = "3g", pagecache: str = "3g", start_s: float = 180
+) -> Iterator[LocalNeo4j]:
+    """A benchmark's Neo4j: :func:`local_neo4j` in a folder of its own, deleted afterwards."""
+    with (
+        tempfile.TemporaryDirectory(prefix="memtrace-bench-") as home,
+        local_neo4j(Path(home) / "neo4j", heap, pagecache, start_s) as handle,
+    ):
+        assert handle.local is not None
+        yield handle.local
 
 
 @dataclass

@@ -202,7 +202,7 @@ update cut away. Below the ``llm`` judge's line (0.8), so the LLM is asked about
 def verdict_confidence(carries: bool, score: float, topic: float, parts: int = 1) -> float:
     """How often a verdict like this one is right: the share of verdicts with this score and
     topic that agreed with the oracle on the LoCoMo tuning half (conversations 0-4; 13,000
-    verdicts, ``python -m benchmarks.attr_tune --judges verdicts``), rounded down.
+    verdicts, ``python -m benchmarks.attribution tune --judges verdicts``), rounded down.
 
     A unit that shares nothing with the question is surely not a carrier (0.99). A unit about
     the question that lacks the answer's words is one a paraphrase may still carry (0.55-0.9).

@@ -1,0 +1,206 @@
+"""The attribution engine alone, in-process: no HTTP, no Neo4j.
+
+:class:`BatchSource` serves the rows the repository would (``cases/ancestors``,
+``attribution/descendants``, ``attribution/source_messages``, same projection) from a batch held
+in memory, so ``service.attribution.engine.attribute`` runs unchanged. What this measures is the
+walk and the judge; the difference to the HTTP figures is the service and the graph store.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from benchmarks.attribution.flatlog import batch_units
+from benchmarks.attribution.run import CaseRef, Dataset, record_of
+from graph_schema.rules import is_source_message
+from service.attribution.engine import attribute
+from service.attribution.graph import CaseGraph
+from service.attribution.judges.base import CachedJudge, Judge
+from service.attribution.scope import Scope
+from service.attribution.walk import CaseFacts
+
+SCOPE_LIMIT = 5000
+
+
+def _canonical(attributes: dict[str, Any] | None) -> str | None:
+    """Attributes as the service stores them (``ingest.rows``: sorted keys, no spaces)."""
+    return json.dumps(attributes, sort_keys=True, separators=(",", ":")) if attributes else None
+
+
+def _when(value: Any) -> datetime | None:
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
+
+
+class BatchSource:
+    """One project's graph in memory, answering as the repository does."""
+
+    def __init__(self, batch: dict[str, Any]) -> None:
+        self.rows: dict[str, dict[str, Any]] = {}
+        self.producers: dict[str, list[str]] = defaultdict(list)
+        self.consumers: dict[str, list[str]] = defaultdict(list)
+        self.inputs: dict[str, list[str]] = {}
+        self.outputs: dict[str, list[str]] = {}
+        for uid, unit in batch_units(batch).items():
+            self.rows[uid] = {
+                "id": uid,
+                "kind": unit.get("kind"),
+                "name": None,
+                "content": unit.get("content"),
+                "ts": _when(unit.get("ts")),
+                "attributes": _canonical(unit.get("attributes")),
+                "is_operation": False,
+                "edges": [],
+            }
+        for op in batch["operations"]:
+            ins = [r["id"] if isinstance(r, dict) else r for r in op.get("inputs", [])]
+            outs = [r["id"] if isinstance(r, dict) else r for r in op.get("outputs", [])]
+            self.inputs[op["id"]], self.outputs[op["id"]] = ins, outs
+            for uid in ins:
+                self.consumers[uid].append(op["id"])
+            for uid in outs:
+                self.producers[uid].append(op["id"])
+            edges = [["CONSUMES", u, i] for i, u in enumerate(ins)]
+            edges += [["PRODUCES", u, i] for i, u in enumerate(outs)]
+            self.rows[op["id"]] = {
+                "id": op["id"],
+                "kind": op.get("kind"),
+                "name": op.get("name"),
+                "system": op.get("system"),
+                "session_id": op.get("session_id"),
+                "content": None,
+                "ts": _when(op.get("ts")),
+                "attributes": _canonical(op.get("attributes")),
+                "is_operation": True,
+                "edges": edges,
+            }
+        self.messages = sorted(
+            uid
+            for uid, row in self.rows.items()
+            if not row["is_operation"] and row["kind"] == "message"
+        )
+
+    def _walk(self, start: list[str], up: bool) -> list[dict[str, Any]]:
+        """Units and operations reachable from ``start`` (included) towards the sources (up) or
+        the sinks (down)."""
+        seen: dict[str, None] = {}
+        stack = [u for u in start if u in self.rows]
+        while stack:
+            node = stack.pop()
+            if node in seen:
+                continue
+            seen[node] = None
+            if self.rows[node]["is_operation"]:
+                stack.extend((self.inputs if up else self.outputs)[node])
+            else:
+                stack.extend((self.producers if up else self.consumers).get(node, []))
+        return [self.rows[n] for n in seen if n in self.rows]
+
+    def ancestors(self, unit_id: str) -> list[dict[str, Any]]:
+        return self._walk([unit_id], up=True)
+
+    async def descendants(self, unit_ids: list[str]) -> list[dict[str, Any]]:
+        return self._walk(unit_ids, up=False)
+
+    async def scope_messages(self, scope: Scope) -> list[dict[str, Any]]:
+        """What ``cypher/attribution/scope_messages.cypher`` returns, computed in memory."""
+        fragments = scope.fragments()
+
+        def named(row: dict[str, Any]) -> bool:
+            attrs = row["attributes"] or ""
+            return any(f in attrs for f in fragments)
+
+        def in_scope(op: str) -> bool:
+            row = self.rows[op]
+            if scope.systems and row.get("system") not in scope.systems:
+                return False
+            return row.get("session_id") in scope.sessions or named(row)
+
+        out = []
+        for uid in self.messages:
+            row = self.rows[uid]
+            readers = self.consumers.get(uid, [])
+            if not (any(in_scope(op) for op in readers) or (fragments and named(row))):
+                continue
+            makers = self.producers.get(uid, [])
+            if not is_source_message(
+                "message",
+                [self.rows[o]["kind"] for o in makers],
+                [self.rows[o]["kind"] for o in readers],
+            ):
+                continue
+            recorded = row["ts"] or min((self.rows[o]["ts"] for o in readers), default=None)
+            if scope.until is not None and recorded is not None and recorded > scope.until:
+                continue
+            out.append({**row, "ts": recorded})
+        out.sort(key=lambda r: r["id"])
+        out.sort(key=lambda r: r["ts"] or datetime.min.replace(tzinfo=UTC), reverse=True)
+        return out[:SCOPE_LIMIT]
+
+
+def merged(dataset: Dataset) -> dict[str, dict[str, Any]]:
+    """One batch per project: a shared project's traces together, as the service holds them."""
+    out: dict[str, dict[str, Any]] = {}
+    for item in dataset.batches:
+        project = item.batch["project"]
+        whole = out.setdefault(
+            project, {"project": project, "units": [], "operations": [], "cases": []}
+        )
+        for key in ("units", "operations", "cases"):
+            whole[key] = whole[key] + item.batch.get(key, [])
+    return out
+
+
+async def attribute_in_process(
+    dataset: Dataset, row: str, make_judge: Callable[[CaseRef], Judge], sample: int = 0
+) -> tuple[list[dict[str, Any]], float]:
+    """Attribute every case of ``dataset`` one after the other (``sample`` > 0: that many,
+    evenly spaced in the dataset's order, for a slow real model); records and wall seconds."""
+    sources = {project: BatchSource(batch) for project, batch in merged(dataset).items()}
+    cases = {
+        (item.batch["project"], case["id"]): case
+        for item in dataset.batches
+        for case in item.batch["cases"]
+    }
+    records = []
+    started = time.perf_counter()
+    refs = list(dataset.cases())
+    if 0 < sample < len(refs):
+        refs = [refs[i * len(refs) // sample] for i in range(sample)]
+    for ref in refs:
+        records.append(await _one(ref, row, cases[(ref.project, ref.case_id)], sources, make_judge))
+    return records, time.perf_counter() - started
+
+
+async def _one(
+    ref: CaseRef,
+    row: str,
+    case: dict[str, Any],
+    sources: dict[str, BatchSource],
+    make_judge: Callable[[CaseRef], Judge],
+) -> dict[str, Any]:
+    started = time.perf_counter()
+    source = sources[ref.project]
+    graph = CaseGraph()
+    graph.add_rows(source.ancestors(case["answer_unit"]))
+    facts = CaseFacts(
+        id=case["id"],
+        question=case["question"],
+        expected_answer=case["expected_answer"],
+        verdict=case["verdict"],
+        answer_unit=case["answer_unit"],
+        evidence_units=tuple(case.get("evidence_units") or ()),
+    )
+    judge = make_judge(ref)
+    try:
+        result = await attribute(facts, graph, CachedJudge(judge), source)
+    finally:
+        close = getattr(judge, "aclose", None)
+        if close is not None:
+            await close()
+    record = record_of(ref, row, result.model_dump(mode="json"), time.perf_counter() - started)
+    return {**record, "given_evidence": bool(facts.evidence_units)}

@@ -1,0 +1,12 @@
+"""``python -m benchmarks.audits VARIANT [options]``."""
+
+from benchmarks.runner import run
+
+VARIANTS = {
+    "latency": "latency",
+    "ancestry": "ancestry",
+    "long-entry": "long_entry",
+}
+
+if __name__ == "__main__":
+    run("audits", VARIANTS)

@@ -1,0 +1,13 @@
+"""``python -m benchmarks.ingest VARIANT [options]``."""
+
+from benchmarks.runner import run
+
+VARIANTS = {
+    "throughput": "throughput",
+    "workers": "workers",
+    "big-file": "big_file",
+    "marks": "marks",
+}
+
+if __name__ == "__main__":
+    run("ingest", VARIANTS)
