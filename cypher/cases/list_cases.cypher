@@ -9,8 +9,9 @@
 //          operation's session id), since / until (UTC datetime or null: answered at or after /
 //          before, the answering operation's time, else the answer unit's), error_type (string
 //          or null: the latest attribution's), attributed (boolean or null: has a stored
-//          attribution or not), newest_first (boolean: by answer time, newest first, instead
-//          of id order), skip (int), limit (int)
+//          attribution or not), prompt_version (string or null: a prompt version's unit id;
+//          the stored attribution blames an operation that ran with it), newest_first (boolean:
+//          by answer time, newest first, instead of id order), skip (int), limit (int)
 MATCH (c:Case {project: $project})
 WHERE c.id IS NOT NULL  // seeks the (project, id) key index instead of scanning every project
   AND ($verdict IS NULL OR c.verdict = $verdict)
@@ -29,6 +30,10 @@ WHERE c.id IS NOT NULL  // seeks the (project, id) key index instead of scanning
     MATCH (c)-[:ATTRIBUTED]->(latest:Attribution)
     RETURN latest.error_type ORDER BY latest.created_at DESC LIMIT 1
   } = [$error_type])
+  AND ($prompt_version IS NULL OR EXISTS {
+    MATCH (c)-[:ATTRIBUTED]->(:Attribution {status: 'attributed'})-[:BLAMES]->(:Operation)
+          -[:CONSUMES]->(:Unit {project: $project, id: $prompt_version})
+  })
 WITH c, CASE WHEN $since IS NULL AND $until IS NULL AND NOT $newest_first THEN null ELSE COLLECT {
     MATCH (c)-[:ANSWERED_BY]->(a:Unit)
     OPTIONAL MATCH (a)-[:PRODUCED_BY]->(o:Operation)

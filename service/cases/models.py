@@ -28,6 +28,9 @@ class CaseFilters(BaseModel):
     until: datetime | None = None
     error_type: str | None = None
     attributed: bool | None = None
+    prompt_version: str | None = Field(
+        None, description="A version's unit id: blamed on an operation that ran with it."
+    )
     newest_first: bool = False
 
 

@@ -48,6 +48,14 @@ async def list_cases(
     attributed: Annotated[
         bool | None, Query(description="Only cases with (true) or without (false) one.")
     ] = None,
+    prompt_version: Annotated[
+        str | None,
+        Query(
+            max_length=1000,
+            description="Only cases whose stored attribution blames an operation that ran with "
+            "this prompt version (its unit id, `prompt:<name>@<hash>`).",
+        ),
+    ] = None,
     sort: Annotated[
         CaseOrder, Query(description="`id`, or `newest` (by answer time, newest first).")
     ] = "id",
@@ -68,6 +76,7 @@ async def list_cases(
         until=until,
         error_type=error_type,
         attributed=attributed,
+        prompt_version=prompt_version,
         newest_first=sort == "newest",
     )
     return await cases.list_cases(session, project, filters, skip, limit)

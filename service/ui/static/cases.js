@@ -14,6 +14,7 @@
     ["attributed", "attributed", ["", "true", "false"]],
     ["system", "system", "text"],
     ["session_id", "session", "text"],
+    ["prompt_version", "prompt version (blamed)", "text"],
     ["since", "answered from", "datetime-local"],
     ["until", "answered before", "datetime-local"],
     ["sort", "sort", ["id", "newest"]],

@@ -57,7 +57,7 @@
     const versions = table([
       ["prompt version", (r) => link(page("prompts", {}, r.name), r.label)],
       ["operations", (r) => r.operations],
-      ["failures", (r) => r.failures],
+      ["failures", (r) => link(page("cases", { verdict: "failed", prompt_version: r.id }), r.failures)],
       ["failure rate", (r) => percent(r.failure_rate)],
     ], [...report.prompt_versions].sort((a, b) => b.failures - a.failures).slice(0, 10), "top-versions");
     mount(

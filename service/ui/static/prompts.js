@@ -16,7 +16,7 @@
       ["version", (r) => r.label + (r.label === r.latest ? " (newest)" : "")],
       ["first used", (r) => when(r.first_used)],
       ["operations", (r) => r.operations],
-      ["failures", (r) => r.failures],
+      ["failures", (r) => (r.failures ? link(page("cases", { verdict: "failed", prompt_version: r.id }), r.failures) : 0)],
       ["by error type", (r) => Object.entries(r.failures_by_error_type).map(([t, n]) => `${t} ${n}`).join(", ")],
       ["failure rate", (r) => percent(r.failure_rate)],
     ], rows, "prompts"));
