@@ -51,6 +51,7 @@ SEARCHES: dict[str, dict[str, Any]] = {
     "not attributed": {"verdict": "failed", "attributed": "false"},
     "error type": {"error_type": "RetrievalError"},
     "newest first": {"sort": "newest"},
+    "q, newest first": {"q": "garden", "sort": "newest"},
     "deep page": {"skip": 60_000},
 }
 
@@ -102,7 +103,6 @@ def direct_parameters(params: dict[str, Any]) -> dict[str, Any]:
         "error_type": params.get("error_type"),
         "attributed": None if attributed is None else attributed == "true",
         "prompt_version": params.get("prompt_version"),
-        "newest_first": params.get("sort") == "newest",
         "skip": params.get("skip", 0),
         "limit": PAGE,
     }
@@ -134,7 +134,10 @@ def main(argv: list[str] | None = None) -> None:
             client.post("/traces", json=batch).raise_for_status()
         figures["ingest_s"] = round(time.perf_counter() - started, 1)
         print(f"{args.cases} cases stored in {figures['ingest_s']} s", flush=True)
-        statement = query("cases/list_cases")
+        statements = {
+            newest: query("cases/list_cases_newest" if newest else "cases/list_cases")
+            for newest in (False, True)
+        }
         results: dict[str, Any] = {}
         for name, params in SEARCHES.items():
             url_params = {"project": PROJECT, "limit": PAGE, **params}
@@ -149,7 +152,9 @@ def main(argv: list[str] | None = None) -> None:
                 begun = time.perf_counter()
                 with driver.session() as session:
                     session.execute_read(
-                        lambda tx, p=params: list(tx.run(statement, direct_parameters(p)))
+                        lambda tx, p=params: list(
+                            tx.run(statements[p.get("sort") == "newest"], direct_parameters(p))
+                        )
                     )
                 direct_took = time.perf_counter() - begun
                 if attempt:  # the first is the warm-up

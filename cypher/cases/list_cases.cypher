@@ -1,8 +1,10 @@
-// A page of a project's cases matching every filter given, each with what a person needs to
-// pick one: the question, the expected and the given answer, when and by which system and
-// session it was answered, and the latest stored attribution's status and error type, if any.
-// A filter left null does not apply; each is evaluated only when given, so the plain list reads
-// no more than the cases themselves before its page is cut.
+// A page of a project's cases in id order matching every filter given, each with what a person
+// needs to pick one: the question, the expected and the given answer, when and by which system
+// and session it was answered, and the latest stored attribution's status and error type.
+// A filter left null does not apply and is not evaluated. In id order the (project, id) index
+// gives the cases already sorted, so a page stops reading once it is full; newest first is
+// cases/list_cases_newest, with the same filters (tests/cases/test_case_search.py runs every
+// filter in both orders and compares them).
 // $params: project (string), verdict (string or null), text (lower-case string or null: a
 //          substring of the question or of the given answer), system (string or null: the
 //          system of the operation that produced the answer), session (string or null: that
@@ -10,8 +12,7 @@
 //          before, the answering operation's time, else the answer unit's), error_type (string
 //          or null: the latest attribution's), attributed (boolean or null: has a stored
 //          attribution or not), prompt_version (string or null: a prompt version's unit id;
-//          the stored attribution blames an operation that ran with it), newest_first (boolean:
-//          by answer time, newest first, instead of id order), skip (int), limit (int)
+//          the stored attribution blames an operation that ran with it), skip (int), limit (int)
 MATCH (c:Case {project: $project})
 WHERE c.id IS NOT NULL  // seeks the (project, id) key index instead of scanning every project
   AND ($verdict IS NULL OR c.verdict = $verdict)
@@ -34,24 +35,23 @@ WHERE c.id IS NOT NULL  // seeks the (project, id) key index instead of scanning
     MATCH (c)-[:ATTRIBUTED]->(:Attribution {status: 'attributed'})-[:BLAMES]->(:Operation)
           -[:CONSUMES]->(:Unit {project: $project, id: $prompt_version})
   })
-WITH c, CASE WHEN $since IS NULL AND $until IS NULL AND NOT $newest_first THEN null ELSE COLLECT {
+  AND ($since IS NULL AND $until IS NULL OR any(t IN COLLECT {
     MATCH (c)-[:ANSWERED_BY]->(a:Unit)
     OPTIONAL MATCH (a)-[:PRODUCED_BY]->(o:Operation)
-    RETURN coalesce(o.ts, a.ts) AS t ORDER BY t DESC LIMIT 1
-  }[0] END AS at
-WHERE ($since IS NULL OR at >= $since) AND ($until IS NULL OR at < $until)
-WITH c, at
-ORDER BY CASE WHEN $newest_first THEN at END DESC, c.id
+    RETURN coalesce(o.ts, a.ts)
+  } WHERE ($since IS NULL OR t >= $since) AND ($until IS NULL OR t < $until)))
+WITH c
+ORDER BY c.id
 SKIP $skip
 LIMIT $limit
 OPTIONAL MATCH (c)-[:ANSWERED_BY]->(answer:Unit)
 OPTIONAL MATCH (answer)-[:PRODUCED_BY]->(op:Operation)
 OPTIONAL MATCH (c)-[:ATTRIBUTED]->(a:Attribution)
-WITH c, at, answer, op, a
+WITH c, answer, op, a
 ORDER BY a.created_at DESC
-WITH c, at, head(collect(answer)) AS answer, head(collect(op)) AS op, head(collect(a)) AS a
+WITH c, head(collect(answer)) AS answer, head(collect(op)) AS op, head(collect(a)) AS a
 RETURN c.id AS id, c.verdict AS verdict, c.question AS question,
        c.expected_answer AS expected_answer, answer.content AS answer,
        coalesce(op.ts, answer.ts) AS answered_at, op.system AS system,
        op.session_id AS session_id, a.status AS attribution_status, a.error_type AS error_type
-ORDER BY CASE WHEN $newest_first THEN at END DESC, id
+ORDER BY id

@@ -119,10 +119,11 @@ async def list_cases(
     as the statement takes them (times in UTC, text in lower case)."""
 
     async def work(tx: AsyncManagedTransaction) -> list[dict[str, Any]]:
+        statement = "cases/list_cases_newest" if filters.newest_first else "cases/list_cases"
         result = await tx.run(
-            query("cases/list_cases"),
+            query(statement),
             project=project,
-            **filters.model_dump(),
+            **filters.model_dump(exclude={"newest_first"}),
             skip=skip,
             limit=limit,
         )
