@@ -23,10 +23,12 @@ WHERE c.id IS NOT NULL  // seeks the (project, id) key index instead of scanning
     WHERE o.session_id = $session
   })
   AND ($attributed IS NULL OR EXISTS { (c)-[:ATTRIBUTED]->(:Attribution) } = $attributed)
-  AND ($error_type IS NULL OR COLLECT {
+  AND ($error_type IS NULL OR EXISTS {
     MATCH (c)-[:ATTRIBUTED]->(latest:Attribution)
-    RETURN latest.error_type ORDER BY latest.created_at DESC LIMIT 1
-  } = [$error_type])
+    WITH latest ORDER BY latest.created_at DESC LIMIT 1
+    WITH latest WHERE latest.error_type = $error_type
+    RETURN latest
+  })
   AND ($prompt_version IS NULL OR EXISTS {
     MATCH (c)-[:ATTRIBUTED]->(:Attribution {status: 'attributed'})-[:BLAMES]->(:Operation)
           -[:CONSUMES]->(:Unit {project: $project, id: $prompt_version})
