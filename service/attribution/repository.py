@@ -11,6 +11,7 @@ from neo4j import AsyncManagedTransaction, AsyncSession
 from cypher import query
 from service.attribution.models import AttributionResult
 from service.attribution.row_cache import RowCache, listed_rows
+from service.attribution.shared_graph import Region, extend, read_region
 from service.cases.models import CaseView
 from service.cases.repository import read_case
 from service.db import store_errors
@@ -69,6 +70,84 @@ async def case_graphs(
     return await session.execute_read(work)
 
 
+@dataclass(frozen=True)
+class ChunkInputs:
+    """What a job's chunk of cases reads: each case's inputs, and the descent of its evidence
+    (:mod:`.shared_graph`), which its cases' walks extend and answer from."""
+
+    cases: dict[str, CaseInputs]
+    descent: Region
+
+
+@store_errors
+async def chunk_graphs(
+    session: AsyncSession, project: str, case_ids: list[str], limit: int, cache: RowCache
+) -> ChunkInputs:
+    """The inputs of a job's chunk of cases in one read transaction, as :func:`case_graphs`
+    reads them, but with one listing of their answers' ancestors and one of their evidence's
+    descendants for all of them (:mod:`.shared_graph`); each case's own when the union is over
+    ``limit``."""
+
+    async def work(tx: AsyncManagedTransaction) -> ChunkInputs:
+        cases = {cid: await read_case(tx, project, cid) for cid in case_ids}
+        walked = [c for c in cases.values() if c is not None and c.answer_unit is not None]
+        answers = sorted({c.answer_unit for c in walked if c.answer_unit is not None})
+        evidence = sorted({u for c in walked for u in c.evidence_units})
+        ancestry = await read_region(tx, project, False, answers, limit, cache)
+        descent = await read_region(tx, project, True, evidence, limit, cache)
+        inputs = {}
+        for cid, case in cases.items():
+            if case is None or case.answer_unit is None:
+                inputs[cid] = CaseInputs(case)
+                continue
+            ancestors = (
+                ancestry.reach([case.answer_unit])
+                if ancestry is not None
+                else await _ancestor_rows(tx, project, case.answer_unit, limit, cache)
+            )
+            derived = (
+                []
+                if not case.evidence_units
+                else descent.reach(case.evidence_units)
+                if descent is not None
+                else await _descendant_rows(tx, project, case.evidence_units, limit, cache)
+            )
+            inputs[cid] = CaseInputs(case, ancestors, derived)
+        return ChunkInputs(inputs, descent if descent is not None else Region(True))
+
+    return await session.execute_read(work)
+
+
+@store_errors
+async def shared_descendants(
+    session: AsyncSession,
+    project: str,
+    unit_ids: list[str],
+    limit: int,
+    cache: RowCache,
+    descent: Region,
+) -> list[dict[str, Any]]:
+    """What :func:`descendants` answers, from the chunk's ``descent``: the descent of the units
+    it lacks is read and added to it first (:mod:`.shared_graph`). Never more than ``limit``
+    rows: past it, the per-case read, bounded as it is."""
+
+    async def work(tx: AsyncManagedTransaction) -> list[dict[str, Any]]:
+        lacking = [u for u in unit_ids if u not in descent.units]
+        if not lacking or await extend(tx, project, descent, lacking, limit, cache):
+            rows = descent.reach(unit_ids)
+            if len(rows) <= limit:
+                return rows
+        return await _descendant_rows(tx, project, unit_ids, limit, cache)
+
+    # cases in flight at once that lack the same units wait for one read of them
+    async with descent.growing:
+        if descent.holds(unit_ids):
+            rows = descent.reach(unit_ids)
+            if len(rows) <= limit:
+                return rows
+        return await session.execute_read(work)
+
+
 async def _ancestor_rows(
     tx: AsyncManagedTransaction,
     project: str,
@@ -78,7 +157,7 @@ async def _ancestor_rows(
 ) -> list[dict[str, Any]]:
     if cache is not None:
         return await listed_rows(
-            tx, project, "attribution/ancestor_ids", cache, unit_id=unit_id, limit=limit
+            tx, project, "attribution/ancestor_ids", cache, unit_ids=[unit_id], limit=limit
         )
     result = await tx.run(
         query("attribution/ancestors"), project=project, unit_id=unit_id, limit=limit

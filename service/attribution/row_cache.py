@@ -46,14 +46,25 @@ class RowCache:
 async def listed_rows(
     tx: AsyncManagedTransaction,
     project: str,
-    listing: LiteralString,
+    name: LiteralString,
     cache: RowCache,
     **params: Any,
 ) -> list[dict[str, Any]]:
-    """The rows of the nodes that ``listing`` (``attribution/ancestor_ids`` or
+    """The rows of the nodes that the listing ``name`` (``attribution/ancestor_ids`` or
     ``descendant_ids``) names, in its order: from ``cache`` when read before, else fetched in
     one query (and kept when they cannot change)."""
-    result = await tx.run(query(listing), project=project, **params)
+    return (await listing(tx, project, name, cache, **params))[1]
+
+
+async def listing(
+    tx: AsyncManagedTransaction,
+    project: str,
+    name: LiteralString,
+    cache: RowCache,
+    **params: Any,
+) -> tuple[int, list[dict[str, Any]]]:
+    """How many nodes the listing ``name`` named, and their rows (:func:`listed_rows`)."""
+    result = await tx.run(query(name), project=project, **params)
     record = await result.single()
     # [id, is operation, cacheable] as the listing returns them: a string and two booleans
     # (cacheable null for a unit with no `defined`), taken as they are: a case lists thousands
@@ -80,4 +91,4 @@ async def listed_rows(
         if keepable and key in fetched:
             cache.keep(key, row)
         rows.append(row)
-    return rows
+    return len(listed), rows

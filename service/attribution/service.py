@@ -23,6 +23,7 @@ from service.attribution.row_cache import RowCache
 from service.attribution.scope import Scope
 from service.attribution.scope_reads import ScopeReads
 from service.attribution.search import EndpointEmbedder
+from service.attribution.shared_graph import Region
 from service.attribution.walk import CaseFacts
 from service.cases.models import CaseView
 from service.errors import CaseNotFound, InvalidInput, NotFound
@@ -43,7 +44,9 @@ class RepositorySource:
 
     ``session`` is used by one case at a time (a Neo4j session is not shared by concurrent work).
     ``scope_reads``, when given, is shared by the cases of a job: a scope is read once;
-    ``rows`` likewise: a node's row is read once (``repository.attribution_rows``).
+    ``rows`` likewise: a node's row is read once (``row_cache``); ``descent``, when given, is
+    the descent of the evidence its chunk has read (``shared_graph``): a case's descendants are
+    taken from it when it holds them, and added to it when read.
     """
 
     session: AsyncSession
@@ -53,11 +56,21 @@ class RepositorySource:
     embedder: EndpointEmbedder | None = None
     scope_reads: ScopeReads | None = None
     rows: RowCache | None = None
+    descent: Region | None = None
 
     async def descendants(self, unit_ids: list[str]) -> list[dict[str, Any]]:
         rows = self.prefetched.get(tuple(unit_ids))
         if rows is not None:  # read with the case, in the same transaction
             return rows
+        if self.descent is not None and self.rows is not None:
+            return await attributions.shared_descendants(
+                self.session,
+                self.project,
+                unit_ids,
+                self.limit,
+                self.rows,
+                self.descent,
+            )
         return await attributions.descendants(
             self.session, self.project, unit_ids, self.limit, self.rows
         )

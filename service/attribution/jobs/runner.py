@@ -319,7 +319,8 @@ async def attribute_batch(
         return outcomes
     settings = shared.settings
     limit = settings.attribution_graph_limit
-    inputs = await attributions.case_graphs(session, spec.project, todo, limit, shared.rows)
+    chunk = await attributions.chunk_graphs(session, spec.project, todo, limit, shared.rows)
+    inputs = chunk.cases
 
     async def one(case_id: str) -> CaseOutcome:
         async with shared.in_flight:
@@ -338,6 +339,7 @@ async def attribute_batch(
                         shared.embedder,
                         shared.scope_reads,
                         shared.rows,
+                        chunk.descent,
                     )
                     result = await attribute_inputs(inputs[case_id], judge, source)
             except StoreUnavailable:
