@@ -70,6 +70,9 @@ unit: install ## the tests that need no Neo4j and no service process (seconds)
 stop: ## stop what `make demo` started
 	-$(BIN)/memtrace stop
 
+screenshots: install browser ## the console's pictures in docs/screenshots/ (the README shows three)
+	MEMTRACE_SCREENSHOTS=docs/screenshots $(BIN)/pytest tests/ui/test_console.py -k every_page
+
 bench: install ## ingestion and subgraph benchmarks (writes benchmarks/results/)
 	$(BIN)/python -m benchmarks.ingest throughput
 

@@ -6,6 +6,7 @@ VARIANTS = {
     "latency": "latency",
     "ancestry": "ancestry",
     "long-entry": "long_entry",
+    "case-search": "case_search",
 }
 
 if __name__ == "__main__":

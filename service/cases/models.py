@@ -7,9 +7,31 @@ from datetime import datetime
 from typing import Any, Literal
 
 from memtrace_client.models import VerdictIn
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 __all__ = ["VerdictIn"]  # re-exported: the verdict route's request model
+
+
+CaseOrder = Literal["id", "newest"]
+"""How a case list is sorted: by id, or by answer time, newest first."""
+
+
+class CaseFilters(BaseModel):
+    """Which cases a list shows (``GET /cases``, the console's case list): every filter given
+    must hold; ``None`` leaves it out."""
+
+    verdict: str | None = None
+    text: str | None = Field(None, description="In the question or the given answer, any case.")
+    system: str | None = None
+    session: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    error_type: str | None = None
+    attributed: bool | None = None
+    prompt_version: str | None = Field(
+        None, description="A version's unit id: blamed on an operation that ran with it."
+    )
+    newest_first: bool = False
 
 
 class CaseSummary(BaseModel):

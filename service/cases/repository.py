@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import Any
 
 from neo4j import AsyncManagedTransaction, AsyncSession
 
 from cypher import query
-from service.cases.models import CaseView, Subgraph
+from service.cases.models import CaseFilters, CaseView, Subgraph
 from service.db import store_errors
 from service.neo4j_values import from_epoch, native
 
@@ -114,25 +113,17 @@ async def case_with_ancestors(
 
 @store_errors
 async def list_cases(
-    session: AsyncSession,
-    project: str,
-    verdict: str | None,
-    text: str | None,
-    skip: int,
-    limit: int,
-    system: str | None = None,
-    since: datetime | None = None,
+    session: AsyncSession, project: str, filters: CaseFilters, skip: int, limit: int
 ) -> list[dict[str, Any]]:
-    """A page of the project's cases in id order (``cases/list_cases`` says what each holds)."""
+    """A page of the project's cases (``cases/list_cases`` says what each holds); ``filters``
+    as the statement takes them (times in UTC, text in lower case)."""
 
     async def work(tx: AsyncManagedTransaction) -> list[dict[str, Any]]:
+        statement = "cases/list_cases_newest" if filters.newest_first else "cases/list_cases"
         result = await tx.run(
-            query("cases/list_cases"),
+            query(statement),
             project=project,
-            verdict=verdict,
-            text=text.lower() if text else None,
-            system=system,
-            since=since,
+            **filters.model_dump(exclude={"newest_first"}),
             skip=skip,
             limit=limit,
         )

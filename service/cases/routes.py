@@ -7,9 +7,10 @@ from fastapi import APIRouter, Query, Response
 
 import service.id_paths  # noqa: F401  (registers the {name:id} path convertor)
 from graph_schema import Verdict
+from service.attribution.models import ErrorType
 from service.auth import ProjectDep
 from service.cases import service as cases
-from service.cases.models import CaseSummary, CaseView, Subgraph, VerdictIn
+from service.cases.models import CaseFilters, CaseOrder, CaseSummary, CaseView, Subgraph, VerdictIn
 from service.dependencies import SessionDep, SettingsDep
 from service.error_responses import responses
 from service.query_params import Skip, limit_query
@@ -24,22 +25,61 @@ async def list_cases(
     verdict: Verdict | None = None,
     q: Annotated[
         str | None,
-        Query(max_length=200, description="Only cases whose question contains this (any case)."),
+        Query(
+            max_length=200,
+            description="Only cases whose question or given answer contains this (any case).",
+        ),
     ] = None,
     system: Annotated[
         str | None, Query(description="Only cases answered by this system (its operation's).")
     ] = None,
+    session_id: Annotated[
+        str | None, Query(description="Only cases answered in this session.")
+    ] = None,
     since: Annotated[
         datetime | None, Query(description="Only cases answered at or after this (no zone: UTC).")
     ] = None,
+    until: Annotated[
+        datetime | None, Query(description="Only cases answered before this (no zone: UTC).")
+    ] = None,
+    error_type: Annotated[
+        ErrorType | None, Query(description="Only cases whose stored attribution blames this.")
+    ] = None,
+    attributed: Annotated[
+        bool | None, Query(description="Only cases with (true) or without (false) one.")
+    ] = None,
+    prompt_version: Annotated[
+        str | None,
+        Query(
+            max_length=1000,
+            description="Only cases whose stored attribution blames an operation that ran with "
+            "this prompt version (its unit id, `prompt:<name>@<hash>`).",
+        ),
+    ] = None,
+    sort: Annotated[
+        CaseOrder, Query(description="`id`, or `newest` (by answer time, newest first).")
+    ] = "id",
     skip: Skip = 0,
     limit: Annotated[int, limit_query(10_000)] = 1000,
 ) -> list[CaseSummary]:
-    """The project's cases in id order (``verdict=failed`` for failures, ``q`` to search the
-    questions, ``system`` and ``since`` for who answered and when), each with its question,
+    """The project's cases (``verdict=failed`` for failures, ``q`` to search the questions and
+    answers, ``system``, ``session_id``, ``since`` and ``until`` for who answered and when,
+    ``error_type`` and ``attributed`` for what attribution found), each with its question,
     expected and given answer, when, by which system and in which session it was answered,
     and its stored attribution's status and error type."""
-    return await cases.list_cases(session, project, verdict, q, skip, limit, system, since)
+    filters = CaseFilters(
+        verdict=verdict,
+        text=q,
+        system=system,
+        session=session_id,
+        since=since,
+        until=until,
+        error_type=error_type,
+        attributed=attributed,
+        prompt_version=prompt_version,
+        newest_first=sort == "newest",
+    )
+    return await cases.list_cases(session, project, filters, skip, limit)
 
 
 @router.get("/{case_id:id}", response_model=CaseView, responses=responses(404, 503))

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from neo4j import AsyncSession
 
 from service.cases import repository as cases
-from service.cases.models import CaseSummary, CaseView, Subgraph, VerdictIn
+from service.cases.models import CaseFilters, CaseSummary, CaseView, Subgraph, VerdictIn
 from service.errors import CaseNotFound, InvalidInput
 from service.times import in_utc
 
@@ -47,19 +45,17 @@ async def case_subgraph(
 
 
 async def list_cases(
-    session: AsyncSession,
-    project: str,
-    verdict: str | None,
-    text: str | None,
-    skip: int,
-    limit: int,
-    system: str | None = None,
-    since: datetime | None = None,
+    session: AsyncSession, project: str, filters: CaseFilters, skip: int, limit: int
 ) -> list[CaseSummary]:
-    """A page of the project's cases matching every filter given (``since`` with no zone: UTC)."""
-    rows = await cases.list_cases(
-        session, project, verdict, text, skip, limit, system, in_utc(since, "since")
+    """A page of the project's cases matching every filter given (times with no zone: UTC)."""
+    in_zone = filters.model_copy(
+        update={
+            "since": in_utc(filters.since, "since"),
+            "until": in_utc(filters.until, "until"),
+            "text": filters.text.lower() if filters.text else None,
+        }
     )
+    rows = await cases.list_cases(session, project, in_zone, skip, limit)
     return [CaseSummary(**row) for row in rows]
 
 

@@ -1,8 +1,9 @@
-"""What the browser views draw: the case page and the case list."""
+"""What the browser views start from: the case page's case, graph and attribution, and a
+console page's context."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from service.attribution.models import AttributionResult
 from service.cases.models import CaseView, Subgraph
@@ -19,19 +20,12 @@ class CasePage(BaseModel):
     version the blamed operation ran with (its CONSUMES edge to a prompt unit)."""
 
 
-class CaseRow(BaseModel):
-    """One line of the case list: the case and, if it was attributed, what was blamed."""
+class ConsolePage(BaseModel):
+    """What a console page's script starts from: which page, for which project; the data it
+    shows it reads from the JSON API itself, with the browser's key, like any other client."""
 
-    id: str
-    verdict: str
-    attribution: AttributionResult | None
-
-
-class CaseList(BaseModel):
-    """The list page: ``truncated`` says there were more than ``limit`` cases."""
-
-    project: str
-    verdict: str | None
-    cases: list[CaseRow]
-    limit: int
-    truncated: bool
+    page: str
+    title: str
+    project: str | None
+    name: str | None = None
+    base: str = Field(description='The way back to /ui/ from this page\'s URL ("" or "../").')

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from service.ui.assets import vis_network
+from service.ui.models import ConsolePage
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; "
@@ -67,9 +68,11 @@ def case_page(data: BaseModel) -> str:
     return _page("case.html", data)
 
 
-def case_list_page(data: BaseModel) -> str:
-    """The list of cases; ``data`` is a ``service.ui.models.CaseList``."""
-    return _page("cases.html", data)
+def console_page(data: ConsolePage) -> str:
+    """A console page: the shared frame, the page's own script, and ``data`` to start from."""
+    return _template("console.html").substitute(
+        data=script_json(data), base=data.base, page=data.page
+    )
 
 
 def login_page(target: str, message: str) -> str:

@@ -1,4 +1,6 @@
-"""Routes of the browser views: ``/ui/cases/{id}``, ``/ui/cases``, and their static files.
+"""Routes of the browser views: the console's pages (``/ui/projects``, ``/ui/dashboard``,
+``/ui/cases``, ``/ui/prompts``, ``/ui/audits``, ``/ui/jobs``), the case view
+(``/ui/cases/{id}``) and their static files.
 
 They read through ``service.ui.service`` like every other route; errors become small HTML pages
 (a person is reading), with the status code the JSON API would answer.
@@ -12,7 +14,6 @@ from fastapi import APIRouter, Header, Query, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 import service.id_paths  # noqa: F401  (registers the {name:id} path convertor)
-from graph_schema import Verdict
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
 from service.error_responses import responses
@@ -20,6 +21,7 @@ from service.errors import NotFound
 from service.ui import pages
 from service.ui import service as ui
 from service.ui.assets import asset
+from service.ui.models import ConsolePage
 
 router = APIRouter(prefix="/ui", tags=["ui"])
 
@@ -37,20 +39,58 @@ async def ui_home(project: ProjectDep) -> RedirectResponse:
     return RedirectResponse(f"cases?project={project}&verdict=failed", status_code=307)
 
 
+def _console(page: str, title: str, project: str | None, name: str | None = None) -> HTMLResponse:
+    base = "../" if name is not None else ""
+    data = ConsolePage(page=page, title=title, project=project, name=name, base=base)
+    return _html(pages.console_page(data))
+
+
+# The console's pages are frames: each page's script reads the JSON API with the browser's key,
+# so what a page shows is exactly what that key may read through the API.
+
+
+@router.get("/projects", response_class=HTMLResponse, responses={200: _HTML})
+async def ui_projects() -> HTMLResponse:
+    """The projects this key may read, with their counts, failure share and last activity."""
+    return _console("projects", "Projects", None)
+
+
+@router.get("/dashboard", response_class=HTMLResponse, responses={200: _HTML, **responses(422)})
+async def ui_dashboard(project: ProjectDep) -> HTMLResponse:
+    """Failures by error type and system over time, what is blamed most, what waits."""
+    return _console("dashboard", "Dashboard", project)
+
+
+@router.get("/cases", response_class=HTMLResponse, responses={200: _HTML, **responses(422)})
+async def ui_cases(project: ProjectDep) -> HTMLResponse:
+    """The project's cases: search, filters, sorting, paging; a verdict set from the list."""
+    return _console("cases", "Cases", project)
+
+
+@router.get("/prompts", response_class=HTMLResponse, responses={200: _HTML, **responses(422)})
+async def ui_prompts(project: ProjectDep) -> HTMLResponse:
+    """The project's prompts and their versions' failure rates."""
+    return _console("prompts", "Prompts", project)
+
+
 @router.get(
-    "/cases",
-    response_class=HTMLResponse,
-    responses={200: _HTML, **responses(422, 503)},  # errors are HTML pages here (http_errors)
+    "/prompts/{name}", response_class=HTMLResponse, responses={200: _HTML, **responses(422)}
 )
-async def ui_cases(
-    session: SessionDep,
-    project: ProjectDep,
-    verdict: Verdict | None = None,
-) -> HTMLResponse:
-    """An HTML list of the project's cases (``verdict=failed`` for failures) with their stored
-    attributions, each linking to its case view."""
-    data = await ui.case_list(session, project, verdict)
-    return _html(pages.case_list_page(data))
+async def ui_prompt(name: str, project: ProjectDep) -> HTMLResponse:
+    """One prompt: its versions' texts, a diff between two, what motivated each, "optimise"."""
+    return _console("prompt", f"Prompt {name}", project, name)
+
+
+@router.get("/audits", response_class=HTMLResponse, responses={200: _HTML, **responses(422)})
+async def ui_audits(project: ProjectDep) -> HTMLResponse:
+    """Each audit with its description and parameters; its rows link into the graph."""
+    return _console("audits", "Audits", project)
+
+
+@router.get("/jobs", response_class=HTMLResponse, responses={200: _HTML, **responses(422)})
+async def ui_jobs(project: ProjectDep) -> HTMLResponse:
+    """Attribution jobs with live progress: start, stop, resume."""
+    return _console("jobs", "Attribution jobs", project)
 
 
 @router.get(

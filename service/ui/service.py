@@ -1,7 +1,7 @@
-"""What the browser views show: a case with its ancestor subgraph and stored attribution, and
-the list of a project's cases with theirs.
+"""What the case page shows: a case with its ancestor subgraph and stored attribution (the
+console's other pages read the JSON API from the browser; they need nothing here).
 
-The views only read. A case that was never attributed is shown without an attribution (the page
+The page only reads. A case that was never attributed is shown without an attribution (the page
 offers to run one through ``POST /attribute``); reading a page never starts an attribution.
 """
 
@@ -14,10 +14,7 @@ from service.attribution.models import AttributionResult
 from service.cases import service as cases
 from service.errors import NotFound
 from service.prompts.service import labels
-from service.ui.models import CaseList, CasePage, CaseRow
-
-LIST_LIMIT = 1000
-"""Most cases the list page shows, and most stored attributions it joins them with."""
+from service.ui.models import CasePage
 
 
 async def case_page(session: AsyncSession, project: str, case_id: str, node_limit: int) -> CasePage:
@@ -40,24 +37,4 @@ async def case_page(session: AsyncSession, project: str, case_id: str, node_limi
         subgraph=subgraph,
         attribution=stored,
         prompt_versions={uid: label for uid, label in versions.items() if uid in shown},
-    )
-
-
-async def case_list(session: AsyncSession, project: str, verdict: str | None) -> CaseList:
-    """The project's cases (those with ``verdict`` when given) with their stored attributions."""
-    rows = await cases.list_cases(session, project, verdict, None, 0, LIST_LIMIT + 1)
-    no_filter: dict[str, str | None] = dict.fromkeys(
-        ("system", "error_type", "operation_name", "status")
-    )
-    stored = await attributions.list_attributions(session, project, no_filter, 0, LIST_LIMIT)
-    by_case = {result.case_id: result for result in stored}
-    return CaseList(
-        project=project,
-        verdict=verdict,
-        cases=[
-            CaseRow(id=row.id, verdict=row.verdict, attribution=by_case.get(row.id))
-            for row in rows[:LIST_LIMIT]
-        ],
-        limit=LIST_LIMIT,
-        truncated=len(rows) > LIST_LIMIT,
     )

@@ -95,6 +95,14 @@ CALLS = [
     Call("GET", "/ui/cases"),
     Call("GET", f"/ui/cases/{CASE}", route="/ui/cases/{case_id}"),
     Call("GET", "/ui/"),
+    # The console's pages are frames whose scripts read the JSON API above with the same key;
+    # the frame itself must refuse a project the key is not bound to.
+    Call("GET", "/ui/projects", project_free=True),
+    Call("GET", "/ui/dashboard"),
+    Call("GET", "/ui/prompts"),
+    Call("GET", "/ui/prompts/some-prompt", route="/ui/prompts/{name}"),
+    Call("GET", "/ui/audits"),
+    Call("GET", "/ui/jobs"),
     Call(
         "POST",
         "/cypher",

@@ -10,19 +10,16 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
-import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Page
 
 from service.ui.assets import vis_network
+from tests.support.browser import Watched
 from tests.support.servers import ServiceHandle
 from tests.support.traces import DEMO_TRUTH, demo_batch
 
-CHROMIUM = os.environ.get("MEMTRACE_TEST_CHROMIUM", "/usr/bin/chromium")
 # Where the case view screenshot is copied for a person to look at, when asked to.
 SCREENSHOT_COPY = os.environ.get("MEMTRACE_TEST_SCREENSHOT")
 BLAMED_FILL = "#d62728"  # case.js MARK.blamed
@@ -82,74 +79,17 @@ def test_static_files_have_types_etags_and_caching(client: httpx.Client, project
     assert missing.json()["error"] == "not_found"
 
 
-def test_case_list_shows_stored_attributions(client: httpx.Client, project: str) -> None:
-    assert client.post("/traces", json=demo_batch(project)).status_code == 200
-    assert client.post("/attribute/case-3", params={"project": project}).status_code == 200
+def test_the_home_is_the_failed_cases_list(client: httpx.Client, project: str) -> None:
     home = client.get("/ui/", params={"project": project}, follow_redirects=True)
     assert home.status_code == 200
     assert home.url.path == "/ui/cases"
-    assert '"verdict":"failed"' in home.text
-    assert '"id":"case-6"' not in home.text  # passed
-    assert '"error_type":"DeletionError"' in home.text
+    assert home.url.params["verdict"] == "failed"
+    # A console page is a frame: its script reads GET /cases itself (tests/ui/test_console.py).
+    assert '"page":"cases"' in home.text and f'"project":"{project}"' in home.text
+    assert 'src="static/cases.js"' in home.text
 
 
 # ---- the browser -----------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-        pytest.fail(
-            f"no Chromium at {CHROMIUM}: the case-view tests drive Debian's chromium. Run "
-            "`make test` as root (it installs it), or `apt-get install -y chromium`, or point "
-            "MEMTRACE_TEST_CHROMIUM at another Chromium build",
-            pytrace=False,
-        )
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-class Watched:
-    """A page with every console error, page error and dialog it raised recorded."""
-
-    def __init__(self, browser: Browser) -> None:
-        self.context = browser.new_context(viewport={"width": 1600, "height": 1000})
-        self.page = self.context.new_page()
-        self.errors: list[str] = []
-        self.dialogs: list[str] = []
-        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
-        self.page.on(
-            "response",
-            lambda r: self.errors.append(f"{r.status} {r.url}") if r.status >= 400 else None,
-        )
-        self.page.on(
-            "console", lambda msg: self.errors.append(msg.text) if msg.type == "error" else None
-        )
-
-        def on_dialog(dialog: Any) -> None:
-            self.dialogs.append(dialog.message)
-            dialog.dismiss()
-
-        self.page.on("dialog", on_dialog)
-
-    def open_case(self, service: ServiceHandle, project: str, case_id: str) -> Page:
-        response = self.page.goto(f"{service.url}/ui/cases/{case_id}?project={project}")
-        assert response is not None and response.status == 200
-        self.page.wait_for_function("() => document.body.dataset.graphReady === 'true'")
-        return self.page
-
-
-@pytest.fixture
-def watched(browser: Browser) -> Iterator[Watched]:
-    handle = Watched(browser)
-    try:
-        yield handle
-    finally:
-        handle.context.close()
 
 
 def click_node(page: Page, key: str) -> None:
@@ -272,14 +212,14 @@ def test_case_list_links_to_the_case_view(
     assert client.post("/attribute/case-5", params={"project": project}).status_code == 200
     page = watched.page
     page.goto(f"{service.url}/ui/?project={project}")
+    page.wait_for_function("() => document.body.dataset.ready === 'true'")
     rows = page.locator("#cases tbody tr")
     assert rows.count() == len(DEMO_TRUTH)  # the failed ones
-    assert rows.nth(4).locator("td").all_text_contents()[:4] == [
-        "case-5",
-        "failed",
-        "attributed",
-        "ResponseError",
-    ]
+    cells = rows.nth(4).locator("td")
+    assert cells.nth(0).text_content() == "case-5"
+    assert cells.nth(1).text_content() == "How old is Biscuit?"
+    assert cells.nth(3).locator("select").input_value() == "failed"
+    assert cells.nth(4).text_content() == "ResponseError"
     page.click("text=case-5")
     page.wait_for_function("() => document.body.dataset.graphReady === 'true'")
     assert page.text_content("#question") == "How old is Biscuit?"

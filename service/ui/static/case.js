@@ -165,6 +165,9 @@
     list.searchParams.set("project", theCase.project);
     list.searchParams.set("verdict", "failed");
     $("list-link").href = list.href;
+    const dashboard = new URL("../dashboard", location.href);
+    dashboard.searchParams.set("project", theCase.project);
+    $("dashboard-link").href = dashboard.href;
     if (!subgraph) {
       showNote("This case names no answer unit: there is nothing to draw.");
     } else if (subgraph.truncated) {
@@ -178,15 +181,25 @@
     $("graph-note").hidden = false;
   }
 
-  // The prompt versions the blamed operation ran with: its CONSUMES edges to prompt units.
+  // The prompt versions the blamed operation ran with (its CONSUMES edges to prompt units),
+  // each linking to its prompt's page when the version is known.
   function promptsOf(opId) {
     const graph = data.subgraph;
-    if (!graph) return "unknown";
+    if (!graph) return ["unknown"];
     const prompts = new Set(graph.nodes.filter((n) => n.kind === "prompt").map((n) => n.id));
     const used = graph.edges
       .filter((e) => e.type === "CONSUMES" && e.operation === opId && prompts.has(e.unit))
-      .map((e) => (data.prompt_versions || {})[e.unit] || e.unit);
-    return used.length ? used.join(", ") : "none recorded";
+      .map((e) => {
+        const label = (data.prompt_versions || {})[e.unit];
+        if (!label) return document.createTextNode(e.unit);
+        const link = document.createElement("a");
+        const url = new URL("../prompts/" + encodeURIComponent(label.slice(0, label.lastIndexOf("@"))), location.href);
+        url.searchParams.set("project", theCase.project);
+        link.href = url.href;
+        link.textContent = label;
+        return link;
+      });
+    return used.length ? used : ["none recorded"];
   }
 
   function renderAttribution() {
@@ -199,7 +212,8 @@
     setText("attribution-state", a.status);
     const op = a.operation;
     setText("blamed-operation", op ? `${op.name} (${op.id}, ${op.kind})` : "none");
-    setText("blamed-prompt", op ? promptsOf(op.id) : "none");
+    $("blamed-prompt").replaceChildren(...(op ? promptsOf(op.id) : ["none"]).flatMap(
+      (part, i) => (i ? [", ", part] : [part])));
     setText("confidence", a.confidence.toFixed(2));
     setText("reason", a.reason);
     const judge = a.judge.model ? `${a.judge.kind} (${a.judge.model})` : a.judge.kind;
@@ -320,8 +334,11 @@
       if (params.nodes.length) showNode(params.nodes[0]);
     });
     network.once("afterDrawing", () => {
+      // The whole graph in view, whatever its size and the window's.
+      network.fit({ animation: false });
       document.body.dataset.graphReady = "true";
     });
+    window.addEventListener("resize", () => network.fit({ animation: false }));
     window.memtrace = { network, nodes, edges, keyOf, data };
   }
 
@@ -344,7 +361,7 @@
       const response = await fetch(url, {
         method: "POST",
         headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ refresh: Boolean(data.attribution) }),
+        body: JSON.stringify({ refresh: Boolean(data.attribution), judge: $("judge-choice").value }),
       });
       const body = await response.json();
       if (!response.ok) {
