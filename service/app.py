@@ -31,6 +31,7 @@ from service.health import routes as health
 from service.http_errors import install_error_handlers
 from service.id_paths import EncodedSlashMiddleware
 from service.imports import routes as imports
+from service.nodes import routes as nodes
 from service.otlp import routes as otlp
 from service.projects import routes as projects
 from service.prompts import routes as prompts
@@ -105,6 +106,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         otlp,
         imports,
         cases,
+        nodes,
         projects,
         attribution,
         attribution_jobs,

@@ -28,4 +28,5 @@ class ConsolePage(BaseModel):
     title: str
     project: str | None
     name: str | None = None
+    kind: str | None = Field(None, description='The node page\'s: "unit" or "operation".')
     base: str = Field(description='The way back to /ui/ from this page\'s URL ("" or "../").')

@@ -39,9 +39,11 @@ async def ui_home(project: ProjectDep) -> RedirectResponse:
     return RedirectResponse(f"cases?project={project}&verdict=failed", status_code=307)
 
 
-def _console(page: str, title: str, project: str | None, name: str | None = None) -> HTMLResponse:
+def _console(
+    page: str, title: str, project: str | None, name: str | None = None, kind: str | None = None
+) -> HTMLResponse:
     base = "../" if name is not None else ""
-    data = ConsolePage(page=page, title=title, project=project, name=name, base=base)
+    data = ConsolePage(page=page, title=title, project=project, name=name, kind=kind, base=base)
     return _html(pages.console_page(data))
 
 
@@ -79,6 +81,24 @@ async def ui_prompts(project: ProjectDep) -> HTMLResponse:
 async def ui_prompt(name: str, project: ProjectDep) -> HTMLResponse:
     """One prompt: its versions' texts, a diff between two, what motivated each, "optimise"."""
     return _console("prompt", f"Prompt {name}", project, name)
+
+
+@router.get(
+    "/units/{unit_id:id}", response_class=HTMLResponse, responses={200: _HTML, **responses(422)}
+)
+async def ui_unit(unit_id: str, project: ProjectDep) -> HTMLResponse:
+    """One unit: its content and attributes, what produced and consumed it, its cases."""
+    return _console("node", f"Unit {unit_id}", project, unit_id, "unit")
+
+
+@router.get(
+    "/operations/{operation_id:id}",
+    response_class=HTMLResponse,
+    responses={200: _HTML, **responses(422)},
+)
+async def ui_operation(operation_id: str, project: ProjectDep) -> HTMLResponse:
+    """One operation: what it consumed and produced, the cases blamed on it."""
+    return _console("node", f"Operation {operation_id}", project, operation_id, "operation")
 
 
 @router.get("/audits", response_class=HTMLResponse, responses={200: _HTML, **responses(422)})

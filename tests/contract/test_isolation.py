@@ -24,6 +24,7 @@ from tests.support.keyed import (
     ALLOWED,
     CASE,
     DEFAULT,
+    RUN,
     KEYS,
     PROJECTS,
     A,
@@ -103,6 +104,10 @@ CALLS = [
     Call("GET", "/ui/prompts/some-prompt", route="/ui/prompts/{name}"),
     Call("GET", "/ui/audits"),
     Call("GET", "/ui/jobs"),
+    Call("GET", f"/units/{RUN}-msg-1", route="/units/{unit_id}"),
+    Call("GET", f"/operations/{RUN}-op-answer-1", route="/operations/{operation_id}"),
+    Call("GET", f"/ui/units/{RUN}-msg-1", route="/ui/units/{unit_id}"),
+    Call("GET", f"/ui/operations/{RUN}-op-answer-1", route="/ui/operations/{operation_id}"),
     Call(
         "POST",
         "/cypher",

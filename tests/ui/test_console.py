@@ -296,8 +296,17 @@ def test_audits_page_runs_an_audit_and_links_its_cases(
     panel = page.locator("#audit-deleted_then_needed")
     panel.locator("button[type=submit]").click()
     panel.locator("table.audit-rows").wait_for()
-    linked = panel.locator("table.audit-rows a").all_text_contents()
+    linked = panel.locator("table.audit-rows a[href*='/ui/cases/']").all_text_contents()
     assert linked == [row["case"] for row in expected["rows"]]
+    # Unit and operation ids lead to their own pages, and from there on through the graph.
+    deletion = expected["rows"][0]["deletion"]
+    panel.locator(f"table.audit-rows a[href*='/ui/operations/']:text-is('{deletion}')").click()
+    page.wait_for_function("() => document.body.dataset.ready === 'true'")
+    assert page.text_content("#title") == f"Operation {deletion}"
+    page.locator("#node-facts a[href*='/ui/units/']").first.click()
+    page.wait_for_function("() => document.body.dataset.ready === 'true'")
+    assert (page.text_content("#title") or "").startswith("Unit ")
+    assert page.locator("#node-content").count() == 1
     assert watched.errors == []
 
 

@@ -1,17 +1,25 @@
 // /ui/audits: each audit (GET /audits) with its description and parameters; running one shows a
-// page of its rows (GET /audits/{name}), case ids linking to their case views, paged by
-// next_skip.
+// page of its rows (GET /audits/{name}), ids linking to their case, unit and operation pages,
+// paged by next_skip.
 "use strict";
 
 (async function () {
-  const { el, link, caseUrl, api, mount, fail } = MT;
-  const CASE_COLUMNS = new Set(["case", "cases"]);
+  const { el, link, caseUrl, nodeUrl, api, mount, fail } = MT;
+  // Columns that hold ids (one or a list), by what they name (GET /audits describes each).
+  const LINKS = {};
+  for (const c of ["case", "cases"]) LINKS[c] = caseUrl;
+  for (const c of ["message", "unit", "memory", "old_version", "new_version", "versions", "deleted_version", "evidence"]) {
+    LINKS[c] = (id) => nodeUrl("units", id);
+  }
+  for (const c of ["operation", "deletion", "consumed_by", "produced_by", "produced_nothing", "retrievals", "read_by"]) {
+    LINKS[c] = (id) => nodeUrl("operations", id);
+  }
 
   function cell(column, value) {
     if (value === null || value === undefined) return "";
-    if (CASE_COLUMNS.has(column)) {
+    if (LINKS[column]) {
       const ids = Array.isArray(value) ? value : [value];
-      return el("span", {}, ids.map((id, i) => [i ? ", " : "", link(caseUrl(id), id)]));
+      return el("span", {}, ids.map((id, i) => [i ? ", " : "", link(LINKS[column](id), id)]));
     }
     if (typeof value === "object") return JSON.stringify(value);
     return String(value);

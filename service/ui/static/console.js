@@ -48,6 +48,13 @@ window.MT = (function () {
     return url.href;
   }
 
+  // The page of a unit or an operation ("units" or "operations").
+  function nodeUrl(kind, id) {
+    const url = new URL(ctx.base + kind + "/" + encodeURIComponent(id), location.href);
+    url.searchParams.set("project", ctx.project);
+    return url.href;
+  }
+
   // A call to the JSON API; rejects with the API's message on an error answer.
   async function api(path, params, init) {
     const url = new URL(path, root);
@@ -141,5 +148,5 @@ window.MT = (function () {
     document.getElementById("title").textContent = ctx.title;
   })();
 
-  return { ctx, el, page, caseUrl, api, fail, table, link, when, percent, bars, section, mount };
+  return { ctx, el, page, caseUrl, nodeUrl, api, fail, table, link, when, percent, bars, section, mount };
 })();
