@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import runpy
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple, TypedDict
@@ -26,7 +27,7 @@ from memtrace_client.models import UnitIn
 from neo4j import Driver
 
 from tests.support.llm_server import bag_of_words_vector
-from tests.support.servers import ServiceHandle
+from tests.support.servers import REPO, ServiceHandle
 
 NS = ("memories", "alex")
 Write = tuple[str, str, str | None]  # (put | delete, key, fact)
@@ -289,3 +290,13 @@ def test_traced_store_behaves_as_the_bare_store(
     assert traced == bare
     assert bare[0][2] == {"fact": "The user moved to Portland."}  # the sequence did something
     assert tracer.flush(30)
+
+
+def test_langgraph_example_runs_and_its_case_is_attributed(
+    service: ServiceHandle, client: httpx.Client, project: str
+) -> None:
+    example = runpy.run_path(str(REPO / "examples" / "langgraph_store.py"))
+    case_id = example["main"](service.url, project)
+    result = client.post(f"/attribute/{case_id}", params={"project": project}).json()
+    assert result["status"] == "attributed", json.dumps(result)
+    assert (result["error_type"], result["operation"]["name"]) == ("UpdateError", "langgraph.put")
