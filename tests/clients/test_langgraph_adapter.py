@@ -282,14 +282,30 @@ def _exercise(store: BaseStore) -> list[Any]:
 
 
 def test_traced_store_behaves_as_the_bare_store(
-    service: ServiceHandle, project: str, tmp_path: Path
+    service: ServiceHandle, project: str, neo4j_driver: Driver, tmp_path: Path
 ) -> None:
     bare = _exercise(indexed_store())
     tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
-    traced = _exercise(trace_store(indexed_store(), tracer))
+    store = trace_store(indexed_store(), tracer)
+    traced = _exercise(store)
     assert traced == bare
     assert bare[0][2] == {"fact": "The user moved to Portland."}  # the sequence did something
+    store.put(NS, "city", {"fact": "The user lives in Portland."}, source=["I live in Portland."])
+    assert store.get(NS, "city").value == {"fact": "The user lives in Portland."}  # type: ignore[union-attr]
     assert tracer.flush(30)
+
+    # Sync and async calls alike were recorded (list_namespaces reads no memory: not recorded).
+    rows = neo4j_driver.execute_query(
+        "MATCH (o:Operation {project: $p}) RETURN o.name AS name, count(*) AS n",
+        p=project,
+    ).records
+    assert {r["name"]: r["n"] for r in rows} == {
+        "langgraph.put": 6,  # 4 sync, 1 async, 1 with a source
+        "langgraph.delete": 2,
+        "langgraph.get": 6,
+        "langgraph.search": 4,
+        "langgraph.extract": 1,  # the put with a source
+    }
 
 
 def test_langgraph_example_runs_and_its_case_is_attributed(
