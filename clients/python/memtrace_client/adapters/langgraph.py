@@ -84,7 +84,7 @@ message (anything with ``content``, and ``type`` for its role)."""
 
 @dataclass(frozen=True)
 class Retrieval:
-    """One recorded ``get`` or ``search``: its query and context units, and the context text."""
+    """One recorded ``get`` or ``search``: its query unit and the context unit it produced."""
 
     query: UnitIn
     context: UnitIn
