@@ -1,5 +1,6 @@
 """Adapters that trace existing memory systems with the ``Tracer``.
 
 - ``mem0``: wrap a ``mem0.Memory`` (the ``mem0ai`` package, 1.x classic or 2.x ADD-only);
+- ``langgraph``: wrap any LangGraph ``BaseStore`` (the ``langgraph`` package);
 - ``rag``: a plain RAG memory built on the tracer, the reference example to copy.
 """
