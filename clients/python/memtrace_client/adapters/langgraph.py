@@ -68,7 +68,7 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from memtrace_client.adapters.judging import contains_expected
+from memtrace_client.adapters.judging import decided_verdict
 from memtrace_client.client import MemTraceClient
 from memtrace_client.models import UnitIn, Verdict
 from memtrace_client.prompts import PromptLike
@@ -375,14 +375,11 @@ class TracedStore(BaseStore):
         """Record the case. The verdict is given, or decided by ``judge(question, expected,
         answer)``, or by default by whether the expected answer's words all appear in the
         answer. ``evidence``: the messages that held the answer, when known. Returns the id."""
-        if verdict is None:
-            judged = (judge or contains_expected)(question, expected_answer, answer_unit.content)
-            verdict = "passed" if judged else "failed"
         return self.tracer.case(
             question,
             expected_answer,
             answer_unit,
-            verdict,
+            decided_verdict(question, expected_answer, answer_unit.content, verdict, judge),
             evidence_units=evidence,
             system=SYSTEM,
             **attributes,

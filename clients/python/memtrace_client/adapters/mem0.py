@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
-from memtrace_client.adapters.judging import contains_expected
+from memtrace_client.adapters.judging import decided_verdict
 from memtrace_client.client import MemTraceClient
 from memtrace_client.models import OperationKind, UnitIn, Verdict
 from memtrace_client.prompts import Prompt, PromptLike
@@ -393,11 +393,9 @@ class TracedMemory:
         """Record the case. The verdict is given, or decided by ``judge(question, expected,
         answer)`` (an LLM judge, say), or by default by whether the expected answer's words all
         appear in the answer. Returns the case id."""
-        if verdict is None:
-            judged = (judge or contains_expected)(question, expected_answer, answer_unit.content)
-            verdict = "passed" if judged else "failed"
+        decided = decided_verdict(question, expected_answer, answer_unit.content, verdict, judge)
         return self.tracer.case(
-            question, expected_answer, answer_unit, verdict, system=SYSTEM, **attributes
+            question, expected_answer, answer_unit, decided, system=SYSTEM, **attributes
         )
 
 

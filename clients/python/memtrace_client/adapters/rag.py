@@ -26,7 +26,7 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from memtrace_client.adapters.judging import contains_expected
+from memtrace_client.adapters.judging import decided_verdict
 from memtrace_client.models import UnitIn, Verdict
 from memtrace_client.tracer import Tracer
 
@@ -127,9 +127,7 @@ class TracedRAG:
     ) -> str:
         """Record the case; by default it passed when every word of the expected answer is in
         the answer. ``evidence``: the messages that held the answer, when you know them."""
-        if verdict is None:
-            judged = contains_expected(question, expected_answer, answer.content)
-            verdict = "passed" if judged else "failed"
+        decided = decided_verdict(question, expected_answer, answer.content, verdict)
         return self.tracer.case(
-            question, expected_answer, answer, verdict, evidence_units=evidence, system=self.system
+            question, expected_answer, answer, decided, evidence_units=evidence, system=self.system
         )
