@@ -30,8 +30,8 @@
       el("span", { class: mark === "+" ? "added" : mark === "-" ? "removed" : "same", text: `${mark} ${line}\n` })));
   }
 
-  function versionPanel(v, rates) {
-    const rate = rates.get(v.id);
+  function versionPanel(v) {
+    const rate = Object.entries(v.failures_by_error_type).map(([type, n]) => `${type} ${n}`).join(", ");
     const motivated = v.motivated_by.length
       ? el("span", {}, v.motivated_by.map((id, i) => [i ? ", " : "", link(caseUrl(id), id)]))
       : "none";
@@ -104,16 +104,11 @@
   }
 
   try {
-    const [detail, summaries] = await Promise.all([api(`prompts/${encodeURIComponent(ctx.name)}`), api("prompts")]);
-    const summary = summaries.find((p) => p.name === detail.name);
-    const rates = new Map((summary ? summary.versions : []).map((v) => [v.id,
-      Object.entries(v.failures_by_error_type).map(([t, n]) => `${t} ${n}`).join(", ")]));
-    const versions = detail.versions.map((v) => {
-      const s = summary ? summary.versions.find((x) => x.id === v.id) : null;
-      return { ...v, failure_rate: s ? s.failure_rate : v.failure_rate };
-    });
+    // A version of GET /prompts/{name} carries its counts too: one request is enough.
+    const detail = await api(`prompts/${encodeURIComponent(ctx.name)}`);
+    const versions = detail.versions;
     mount(optimiser(), versions.length > 1 ? diffPicker(versions) : null,
-      ...[...versions].reverse().map((v) => versionPanel(v, rates)));
+      ...[...versions].reverse().map(versionPanel));
   } catch (error) {
     fail(error);
   }
