@@ -15,7 +15,9 @@ Two shapes of trace (``--shape``):
 2. Per-request baseline: ``POST /attribute`` (refresh) for every failed case, 2 at a time, as
    ``benchmarks.attribution accuracy`` measures it.
 3. Jobs one after the other: ``POST /attribution-jobs?project=P`` with ``refresh`` for each
-   project, followed to completion; cases/s = failed cases / wall seconds over all projects.
+   project, followed to completion; cases/s = failed cases / wall seconds over all projects,
+   with the CPU the service and Neo4j spent per case. ``--passes N`` runs this step N times: the
+   first job on a fresh Neo4j pays its warm-up, the later ones show a service that has been up.
 4. Jobs all at once (one per project, started together): the same figure.
 5. While jobs run, ``GET /cases?limit=1`` every 0.1 s: its latency says whether the service stays
    responsive (compared with the same request with no job running).
@@ -49,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 
 from benchmarks.attribution.invariance import (
     differences,
@@ -136,6 +139,31 @@ class Prober:
         }
 
 
+class ProcessCPU:
+    """CPU seconds (user + system) the service's and Neo4j's processes use over a pass: per case,
+    they say where a job's time goes, and they move less with other load than wall time does."""
+
+    def __init__(self, service_pid: int, neo4j_pid: int | None) -> None:
+        self.pids = {"service": service_pid, "neo4j": neo4j_pid}
+        self.marks: dict[str, float] = {}
+
+    @staticmethod
+    def _cpu_s(pid: int | None) -> float:
+        if pid is None:
+            return 0.0
+        times = psutil.Process(pid).cpu_times()
+        return float(times.user + times.system)
+
+    def start(self) -> None:
+        self.marks = {name: self._cpu_s(pid) for name, pid in self.pids.items()}
+
+    def per_case(self, cases: int) -> dict[str, float]:
+        return {
+            name: round(1000 * (self._cpu_s(pid) - self.marks[name]) / max(cases, 1), 1)
+            for name, pid in self.pids.items()
+        }
+
+
 def run_job(client: httpx.Client, project: str) -> dict[str, Any]:
     started = client.post("/attribution-jobs", params={"project": project}, json={"refresh": True})
     if started.status_code != 202:
@@ -215,6 +243,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--shape", choices=SHAPES, default="per-conversation")
     parser.add_argument("--jobs-only", action="store_true", help="no per-request baseline")
     parser.add_argument("--one-pass", action="store_true", help="no jobs-all-at-once pass")
+    parser.add_argument(
+        "--passes", type=int, default=1, help="passes of jobs one project at a time"
+    )
     parser.add_argument("--service-repo", type=Path, help="run the service from this checkout")
     parser.add_argument("--save-results", type=Path, help="write every job result here")
     parser.add_argument("--compare", type=Path, help="compare job results with this file")
@@ -271,10 +302,16 @@ def main(argv: list[str] | None = None) -> None:
             )
             per_request = {(r["project"], r["case_id"]): r for r in records}
 
-        with Prober(service.url, projects[0]) as sequential_probe:
-            wall, ended = jobs_pass(client, projects, together=False)
-        rows.append(summary("jobs, one project at a time", failed, wall, ended))
-        rows[-1]["probe"] = sequential_probe.figures()
+        cpu = ProcessCPU(service.process.pid, local.pid())
+        for n in range(args.passes):
+            with Prober(service.url, projects[0]) as sequential_probe:
+                cpu.start()
+                wall, ended = jobs_pass(client, projects, together=False)
+            name = "jobs, one project at a time" + (f" (pass {n + 1})" if args.passes > 1 else "")
+            rows.append(summary(name, failed, wall, ended))
+            rows[-1]["probe"] = sequential_probe.figures()
+            rows[-1]["cpu_ms_per_case"] = cpu.per_case(failed)
+            print(f"    CPU ms per case: {rows[-1]['cpu_ms_per_case']}", flush=True)
 
         if not args.one_pass:
             with Prober(service.url, projects[0]) as together_probe:
