@@ -138,7 +138,7 @@ def build_datasets(
 ) -> list[Dataset]:
     """Every dataset of the harness; ``half`` keeps the LoCoMo conversations of one half."""
     datasets = synthetic(QUICK_SIZES if quick else SIZES, 1 if quick else 2, seed)
-    chosen = QUICK_CONVERSATIONS if quick else TUNE + HELDOUT
+    chosen: tuple[str, ...] = QUICK_CONVERSATIONS if quick else TUNE + HELDOUT
     if half != "both":
         chosen = tuple(c for c in chosen if c in (TUNE if half == "tune" else HELDOUT))
     datasets += locomo(path or str(REPO / "../shared/data/locomo10"), chosen)
@@ -288,12 +288,16 @@ def services(
     ``extra`` goes to every service's environment (e.g. the Neo4j credentials)."""
     env = {**extra, **endpoint.env()}
     with ExitStack() as stack:
-        urls = {"plain": stack.enter_context(run_service(local_uri, workdir, **extra)).url}
+        urls = {
+            "plain": stack.enter_context(run_service(local_uri, workdir, environment=extra)).url
+        }
         if "llm" in names:
-            urls["llm"] = stack.enter_context(run_service(local_uri, workdir, **env)).url
+            urls["llm"] = stack.enter_context(run_service(local_uri, workdir, environment=env)).url
         if "llm-all" in names:
             extra = {**env, "MEMTRACE_LLM_HEURISTIC_CONFIDENCE": "1.01"}
-            urls["llm-all"] = stack.enter_context(run_service(local_uri, workdir, **extra)).url
+            urls["llm-all"] = stack.enter_context(
+                run_service(local_uri, workdir, environment=extra)
+            ).url
         yield urls
 
 

@@ -177,7 +177,7 @@ def profile_reads(uri: str, reads: dict[str, tuple[str, dict[str, Any]]]) -> dic
             rows = _profile_rows(plan)
             out[name] = {
                 "db_hits": sum(r["db_hits"] or 0 for r in rows),
-                "ms": summary.result_available_after + summary.result_consumed_after,
+                "ms": (summary.result_available_after or 0) + (summary.result_consumed_after or 0),
                 "operators": rows,
             }
             print(f"  PROFILE {name}: {out[name]['db_hits']} db hits", flush=True)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from neo4j import GraphDatabase
+from neo4j import GraphDatabase, ManagedTransaction, Record
 
 from benchmarks.figures import save
 from cypher import query
@@ -88,9 +88,10 @@ def batches(n: int) -> Iterator[dict[str, Any]]:
 
 def direct_parameters(params: dict[str, Any]) -> dict[str, Any]:
     """The statement's parameters for a query string, as the service passes them."""
-    moment = lambda key: (  # noqa: E731
-        datetime.fromisoformat(params[key]).replace(tzinfo=UTC) if key in params else None
-    )
+
+    def moment(key: str) -> datetime | None:
+        return datetime.fromisoformat(params[key]).replace(tzinfo=UTC) if key in params else None
+
     attributed = params.get("attributed")
     return {
         "project": PROJECT,
@@ -138,6 +139,11 @@ def main(argv: list[str] | None = None) -> None:
             newest: query("cases/list_cases_newest" if newest else "cases/list_cases")
             for newest in (False, True)
         }
+
+        def read_all(tx: ManagedTransaction, params: dict[str, Any]) -> list[Record]:
+            statement = statements[params.get("sort") == "newest"]
+            return list(tx.run(statement, direct_parameters(params)))
+
         results: dict[str, Any] = {}
         for name, params in SEARCHES.items():
             url_params = {"project": PROJECT, "limit": PAGE, **params}
@@ -151,11 +157,7 @@ def main(argv: list[str] | None = None) -> None:
                 rows = len(answer.json())
                 begun = time.perf_counter()
                 with driver.session() as session:
-                    session.execute_read(
-                        lambda tx, p=params: list(
-                            tx.run(statements[p.get("sort") == "newest"], direct_parameters(p))
-                        )
-                    )
+                    session.execute_read(read_all, params)
                 direct_took = time.perf_counter() - begun
                 if attempt:  # the first is the warm-up
                     times.append(took)

@@ -114,7 +114,7 @@ def run_conversation(
                 f"{turn.speaker}: {text}", ts=session.when, name=turn.speaker, dia_id=turn.dia_id
             )
             said[turn.dia_id] = message
-            slots = {
+            slots: dict[str, object] = {
                 "turn": text,
                 "speaker": turn.speaker,
                 "session_date": session.when.isoformat(),

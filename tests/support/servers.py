@@ -13,7 +13,7 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,11 +126,13 @@ def run_service(
     port: int | None = None,
     checkout: Path = REPO,
     ready_s: float = 60,
+    environment: Mapping[str, str] | None = None,
     **env: str,
 ) -> Iterator[ServiceHandle]:
     """``uvicorn service.main:app`` in a subprocess, waited on until /healthz answers (for at
     most ``ready_s``). ``checkout``: the source tree it runs (another worktree, for before/after
-    benchmarks)."""
+    benchmarks). ``environment`` and ``env``: variables for the service's process, as a mapping
+    (whatever its keys) or as keywords."""
     port = port or free_port()
     log = workdir / f"service-{port}.log"
     environment = {
@@ -138,6 +140,7 @@ def run_service(
         "MEMTRACE_NEO4J_URI": neo4j_uri,
         "MEMTRACE_NEO4J_CONNECT_TIMEOUT_S": "2",
         "MEMTRACE_NEO4J_RETRY_TIME_S": "1",
+        **(environment or {}),
         **env,
     }
     uvicorn = [sys.executable, "-m", "uvicorn", "service.main:app", "--port", str(port)]
