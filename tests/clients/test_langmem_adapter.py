@@ -13,6 +13,7 @@ wrong answer on the operation that made the mistake. Nothing may reach the netwo
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import runpy
@@ -30,7 +31,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
-from langmem import create_memory_store_manager
+from langmem import create_memory_manager, create_memory_store_manager
 from memtrace_client import MemTraceClient, Tracer
 from memtrace_client.adapters.langgraph import TracedStore, trace_store
 from memtrace_client.adapters.langmem import TracedManager, trace_manager
@@ -379,3 +380,103 @@ def test_langmem_example_runs_and_its_case_is_attributed(
     assert result["status"] == "attributed", json.dumps(result)
     blamed = (result["error_type"], result["operation"]["name"])
     assert blamed == ("ExtractionError", "langmem.extract"), json.dumps(result)
+
+
+CONCURRENT = {
+    "sam": ("I work as a nurse at the city hospital.", "The user works as a nurse."),
+    "kim": ("I adopted a golden retriever named Biscuit.", "The user's dog is Biscuit."),
+}
+
+
+def concurrent_script(request: dict[str, Any]) -> Reply:
+    """The model of two conversations at once: one memory from each."""
+    session = user_text(request)
+    kept = [memory for said, memory in CONCURRENT.values() if said in session]
+    assert len(kept) == 1, session
+    return Reply(tool_calls=(ToolCall("Memory", {"content": kept[0]}),))
+
+
+def test_concurrent_async_calls_each_own_their_writes(
+    service: ServiceHandle,
+    project: str,
+    neo4j_driver: Driver,
+    llm: ScriptedLLM,
+    no_network: list[str],
+    tmp_path: Path,
+) -> None:
+    """Two ``ainvoke`` calls in one event loop, interleaved: LangMem writes from
+    ``asyncio.gather`` tasks, and each write is the extraction of the call that made it."""
+    llm.script["answer"] = concurrent_script  # type: ignore[attr-defined]
+    tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
+    store = trace_store(InMemoryStore(), tracer)
+    model = ChatOpenAI(model="gpt-4o-mini", base_url=llm.base_url, api_key="test", max_retries=0)
+    namespace = ("memories", "{langgraph_user_id}")
+    manager = trace_manager(create_memory_store_manager(model, namespace=namespace, store=store))
+
+    async def both() -> None:
+        await asyncio.gather(
+            *(
+                manager.ainvoke(
+                    {"messages": [HumanMessage(said)]},
+                    {"configurable": {"langgraph_user_id": user}},
+                )
+                for user, (said, _) in CONCURRENT.items()
+            )
+        )
+
+    asyncio.run(both())
+    assert tracer.flush(60)
+    assert no_network == []
+
+    rows = neo4j_driver.execute_query(
+        "MATCH (m:Unit {kind: 'message'})<-[:CONSUMES]-(e:Operation {name: 'langmem.extract'}) "
+        "-[:PRODUCES]->(:Unit)<-[:CONSUMES]-(:Operation {name: 'langgraph.put'})-[:PRODUCES]->(v) "
+        "WHERE e.project = $p RETURN m.content AS said, v.content AS kept, v.memory_id AS entry",
+        p=project,
+    ).records
+    written = {r["said"]: (json.loads(r["kept"])["content"]["content"], r["entry"]) for r in rows}
+    assert {said: kept for said, (kept, _) in written.items()} == dict(CONCURRENT.values())
+    assert {entry.split("#")[0] for _, entry in written.values()} == {
+        f"memories/{user}" for user in CONCURRENT
+    }
+
+
+def test_a_manager_on_an_untraced_store_is_refused(llm: ScriptedLLM) -> None:
+    model = ChatOpenAI(model="gpt-4o-mini", base_url=llm.base_url, api_key="test", max_retries=0)
+    manager = trace_manager(create_memory_store_manager(model, store=InMemoryStore()))
+    with pytest.raises(TypeError, match="untraced store"):
+        manager.invoke({"messages": [HumanMessage("I collect stamps from Iceland.")]})
+    assert not any("stamps from Iceland" in prompt for prompt in llm.prompts())  # never ran
+
+
+def test_the_plain_memory_manager_in_an_extracting_block(
+    service: ServiceHandle,
+    project: str,
+    neo4j_driver: Driver,
+    llm: ScriptedLLM,
+    no_network: list[str],
+    tmp_path: Path,
+) -> None:
+    """``create_memory_manager`` writes nothing itself: the puts of what it returns, in the
+    block docs/sdk.md shows, are one extraction of the messages it read."""
+    llm.script["answer"] = concurrent_script  # type: ignore[attr-defined]
+    tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
+    store = trace_store(InMemoryStore(), tracer)
+    model = ChatOpenAI(model="gpt-4o-mini", base_url=llm.base_url, api_key="test", max_retries=0)
+    manager = create_memory_manager(model)
+    messages = [HumanMessage(CONCURRENT["sam"][0], id="turn-1")]
+    with store.extracting(messages, name="langmem.extract"):
+        for memory in manager.invoke({"messages": messages}):
+            store.put(NS, memory.id, memory.content.model_dump())
+    assert tracer.flush(60)
+    assert no_network == []
+
+    rows = neo4j_driver.execute_query(
+        "MATCH (m:Unit)<-[:CONSUMES]-(e:Operation {name: 'langmem.extract'})-[:PRODUCES]->(f) "
+        "<-[:CONSUMES]-(:Operation {name: 'langgraph.put'})-[:PRODUCES]->(v) "
+        "WHERE e.project = $p RETURN m.id AS message, v.content AS kept",
+        p=project,
+    ).records
+    assert [(r["message"], json.loads(r["kept"])) for r in rows] == [
+        (store.message_unit(messages[0]).id, {"content": CONCURRENT["sam"][1]})
+    ]

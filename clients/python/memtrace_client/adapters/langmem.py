@@ -33,6 +33,10 @@ not changed or patched (its prompts, trustcall's tool calls and retries are its 
 LangChain callbacks would not do: they see the messages, but not which store writes came from
 the call.
 
+``create_memory_manager`` (the manager without a store) only returns memories: the caller puts
+them, so the caller's ``with store.extracting(messages):`` around the call and the puts records
+the same thing; it is not wrapped here.
+
 Messages with an ``id`` (as ``add_messages`` gives a graph's state) are one unit however many calls
 read them; ``store.message_unit(message)`` returns that unit, e.g. as a case's evidence.
 """
@@ -62,13 +66,11 @@ def langmem_version() -> str:
 
 
 class TracedManager(Runnable[dict[str, Any], list[dict[str, Any]]]):
-    """A LangMem ``MemoryStoreManager`` whose calls are recorded as extractions. ``store`` is the
-    traced store it writes to; by default the manager's own (given to it, or the graph's).
-    Any other attribute is the wrapped manager's own."""
+    """A LangMem ``MemoryStoreManager`` whose calls are recorded as extractions, on the traced
+    store it writes to. Any other attribute is the wrapped manager's own."""
 
-    def __init__(self, manager: MemoryStoreManager, store: TracedStore | None = None) -> None:
+    def __init__(self, manager: MemoryStoreManager) -> None:
         self.manager = manager
-        self._store = store
         self.version = langmem_version()
 
     def __getattr__(self, name: str) -> Any:
@@ -78,8 +80,9 @@ class TracedManager(Runnable[dict[str, Any], list[dict[str, Any]]]):
 
     @property
     def store(self) -> TracedStore:
-        """The traced store the manager writes to (the graph's, when it was given none)."""
-        store = self._store if self._store is not None else self.manager.store
+        """The traced store the manager writes to: the one it was made with (``store=``), else
+        the graph's it runs in (LangMem's own rule)."""
+        store = self.manager.store
         if not isinstance(store, TracedStore):
             raise TypeError(
                 "trace_manager: the manager writes to an untraced store "
@@ -116,12 +119,14 @@ class TracedManager(Runnable[dict[str, Any], list[dict[str, Any]]]):
         return await self.ainvoke({"messages": messages})
 
 
-def trace_manager(manager: MemoryStoreManager, store: TracedStore | None = None) -> TracedManager:
+def trace_manager(manager: MemoryStoreManager) -> TracedManager:
     """Wrap ``manager`` (``langmem.create_memory_store_manager(...)``) so that each call is
-    recorded as an extraction; it must write to a ``TracedStore`` (``store``, or its own)."""
+    recorded as an extraction; the store it writes to (its ``store=``, or the graph's) must be a
+    ``TracedStore``."""
     if not isinstance(manager, MemoryStoreManager):
         raise TypeError(
-            "trace_manager takes langmem's memory store manager "
-            f"(create_memory_store_manager), not {type(manager).__name__}"
+            "trace_manager takes langmem's memory store manager (create_memory_store_manager), "
+            f"not {type(manager).__name__}; create_memory_manager writes nothing: put what it "
+            "returns inside store.extracting(messages)"
         )
-    return TracedManager(manager, store)
+    return TracedManager(manager)
