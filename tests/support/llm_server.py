@@ -3,7 +3,8 @@
 It speaks real HTTP (uvicorn in a background thread, on 127.0.0.1 and a port the OS picks), so the
 real ``openai`` client, its timeouts and its error mapping run unchanged. What the assistant says
 comes from an ``answer(request_json) -> str | Reply`` callable (a :class:`Reply` also sets the
-``finish_reason``, e.g. ``"length"`` as a server's output cap does); one-shot failures pushed with
+``finish_reason``, e.g. ``"length"`` as a server's output cap does, or calls the request's tools,
+as a model answering a LangChain ``bind_tools`` request does); one-shot failures pushed with
 ``push_failure`` are served first, in order, one per request. Every request is recorded, failed
 ones included, so ``len(llm.requests)`` is the number of HTTP attempts a client made.
 """
@@ -33,11 +34,21 @@ from service.attribution.judges.llm import unit_ids_in_prompt
 
 
 @dataclass(frozen=True)
-class Reply:
-    """What the assistant says and the ``finish_reason`` the server reports with it."""
+class ToolCall:
+    """One call of a tool the request offered: its name and arguments (sent as JSON text)."""
 
-    content: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the assistant says and the ``finish_reason`` the server reports with it; with
+    ``tool_calls``, the tools it calls (``finish_reason`` then ``"tool_calls"``)."""
+
+    content: str = ""
     finish_reason: str = "stop"
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 Answer = Callable[[dict[str, Any]], str | Reply]
@@ -65,6 +76,11 @@ def oracle_from_ids(carrier_ids: set[str]) -> Answer:
         return json.dumps({"verdicts": verdicts})
 
     return answer
+
+
+def tool_names(request: dict[str, Any]) -> list[str]:
+    """The names of the tools a request offers the model (OpenAI's ``tools`` field)."""
+    return [t["function"]["name"] for t in request.get("tools") or [] if t.get("function")]
 
 
 def bag_of_words_vector(text: str, dims: int = 64) -> list[float]:
@@ -172,9 +188,26 @@ class ScriptedLLM:
         else:
             said = self.answer(body)
             if isinstance(said, Reply):
-                return JSONResponse(self._completion(body, said.content, said.finish_reason))
+                completion = self._completion(body, said.content, said.finish_reason)
+                if said.tool_calls:
+                    self._call_tools(completion, said.tool_calls)
+                return JSONResponse(completion)
             content = said
         return JSONResponse(self._completion(body, content))
+
+    def _call_tools(self, completion: dict[str, Any], calls: tuple[ToolCall, ...]) -> None:
+        """Turn a completion into tool calls, as OpenAI sends them (arguments as JSON text)."""
+        choice = completion["choices"][0]
+        choice["finish_reason"] = "tool_calls"
+        choice["message"]["content"] = choice["message"]["content"] or None
+        choice["message"]["tool_calls"] = [
+            {
+                "id": f"call_{self._served}_{i}",
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+            }
+            for i, call in enumerate(calls)
+        ]
 
     def _completion(
         self, body: dict[str, Any], content: str, finish_reason: str = "stop"

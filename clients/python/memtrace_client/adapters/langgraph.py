@@ -38,6 +38,12 @@ per put in the block; each put then consumes its fact. A fact the extraction nev
 ExtractionError at ``langgraph.extract``, a put that overwrote an entry with a value lacking it
 an UpdateError at that ``langgraph.put``, a deletion of its entry a DeletionError. Deletions in
 the block consume its messages (why the entry went). Puts outside a block have no source.
+A LangChain message with an ``id`` (as ``add_messages`` gives every message of a graph's state)
+is one unit however often it is read, ``langgraph:message:<id>:<hash>``; other messages get a
+new unit each time. A ``get`` or ``search`` inside the block is the extraction reading what the
+store already holds (LangMem's manager does that): it is recorded as a retrieval, but it is not
+one the next ``answer`` read. ``memtrace_client.adapters.langmem`` opens this block around
+LangMem's memory manager.
 
 ``answer(...)`` records the answering step over the retrievals made since the last answer, and
 ``judge(...)`` the case, for ``POST /attribute/{case_id}``. Retrievals waiting for an answer are
@@ -110,6 +116,17 @@ def memory_id_of(namespace: tuple[str, ...], key: str) -> str:
 def value_text(value: Mapping[str, Any]) -> str:
     """A stored value as a version's text: its JSON, keys sorted, so one value has one text."""
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def content_text(content: Any) -> str:
+    """A message's content as text: a string as it is, the text parts of a list of content
+    blocks (LangChain's multimodal form) joined by newlines."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = (p if isinstance(p, str) else p.get("text") for p in content if p)
+        return "\n".join(p for p in parts if isinstance(p, str))
+    return "" if content is None else str(content)
 
 
 def langgraph_version() -> str:
@@ -211,7 +228,7 @@ class TracedStore(BaseStore):
     ) -> Iterator[Operation]:
         """Record the block as one extraction consuming ``messages``; every put in it produces a
         fact of that extraction (even none: an extraction that kept nothing is recorded too)."""
-        sources = [self._message(m) for m in messages]
+        sources = [self.message_unit(m) for m in messages]
         with self.tracer.operation(
             name, kind="extraction", inputs=sources, system=SYSTEM, **self._common(), **attributes
         ) as op:
@@ -221,16 +238,28 @@ class TracedStore(BaseStore):
             finally:
                 self._extraction.reset(token)
 
-    def _message(self, message: MessageLike) -> UnitIn:
+    def message_unit(self, message: MessageLike) -> UnitIn:
+        """A source message's unit, as ``extracting`` records it: as given, or recorded from its
+        text, role and ``id`` (the same unit each time for a message with an ``id``, e.g. to
+        name a case's evidence)."""
         if isinstance(message, UnitIn):
             return message
         if isinstance(message, str):
             return self.tracer.message(message)
         if isinstance(message, Mapping):
-            role = message.get("role")
-            return self.tracer.message(str(message.get("content", "")), role=role)
-        role = getattr(message, "type", None)
-        return self.tracer.message(str(getattr(message, "content", message)), role=role)
+            role, content = message.get("role"), message.get("content")
+            message_id = message.get("id")
+        else:
+            role = getattr(message, "type", None)
+            content = getattr(message, "content", message)
+            message_id = getattr(message, "id", None)
+        text = content_text(content)
+        if not message_id:
+            return self.tracer.message(text, role=role)
+        # One message read by several extractions is one unit: its id is the message's own.
+        digest = _digest(f"{role}:{self.tracer.mask(text)}")
+        unit_id = f"langgraph:message:{message_id}:{digest}"
+        return self.tracer.message(text, role=role, id=unit_id, stamp=False)
 
     # -- recording -------------------------------------------------------------------------------
 
@@ -319,6 +348,9 @@ class TracedStore(BaseStore):
         question = self.tracer.query(query)
         found = [self._version(i.namespace, i.key, i.value) for i in items]
         context = self.tracer.context("\n".join(u.content for u in found))
+        extraction = self._extraction.get()
+        if extraction is not None:  # the extraction reading the store, not an answer's search
+            attributes["extraction"] = extraction.op.id
         self.tracer.record_operation(
             name,
             kind="retrieval",
@@ -328,8 +360,9 @@ class TracedStore(BaseStore):
             **self._common(),
             **attributes,
         )
-        with self._lock:
-            self._pending.append(Retrieval(question, context))
+        if extraction is None:
+            with self._lock:
+                self._pending.append(Retrieval(question, context))
 
     # -- answer and judge ------------------------------------------------------------------------
 
