@@ -2,10 +2,12 @@
 
 Graphiti runs unchanged on a real Neo4j: its LLM client (``OpenAIGenericClient``), embedder
 (``OpenAIEmbedder``) and reranker (``OpenAIRerankerClient``) are the ones it ships, pointed at the
-scripted OpenAI-compatible server, which answers each of Graphiti's structured prompts from a
-script (tests/support/graphiti_llm.py; embeddings are bag-of-words vectors). The script makes one
-mistake of each kind; the trace goes through the SDK into the running service and Neo4j, and
-``POST /attribute`` must blame each wrong answer on the operation that made it.
+scripted OpenAI-compatible server, which answers each of Graphiti's structured prompts
+(``/chat/completions`` with a ``json_schema`` response format) from a script
+(tests/support/graphiti_llm.py) and ``/embeddings`` with bag-of-words vectors; the reranker is
+never asked, since ``search`` fuses its rankings by RRF. The script makes one mistake of each
+kind; the trace goes through the SDK into the running service and Neo4j, and ``POST /attribute``
+must blame each wrong answer on the operation that made it.
 
 Graphiti's store is the tests' own Neo4j, not a second one: Neo4j Community has one user
 database, and Graphiti's labels (``Entity``, ``Episodic``, ``Community``, ``Saga``) and
@@ -84,11 +86,12 @@ EPISODES = [
         [Fact(ALEX, "MOVED_TO", "Portland", MOVED)],
         contradicts={MOVED: [JOB_FACT]},
     ),
-    # A look-alike the search ranks above the shelter: a RetrievalError.
+    # A look-alike the search ranks above the shelter: a RetrievalError. The move said again is
+    # the stored edge (Graphiti finds the same fact between the same entities).
     Episode(
-        "Alex: What people do on Saturdays in Portland is too loud for me.",
+        "Alex: What people do on Saturdays in Portland is too loud for me, since I moved there.",
         [ALEX, "Portland"],
-        [Fact(ALEX, "DISLIKES", "Portland", LOUD)],
+        [Fact(ALEX, "DISLIKES", "Portland", LOUD), Fact(ALEX, "MOVED_TO", "Portland", MOVED)],
     ),
     Episode(
         "Alex: I drive an old red car.",
@@ -240,7 +243,7 @@ def test_graphiti_agent_traced_and_each_error_type_attributed(
     assert recorded[:8] == [("graphiti.extract", "extraction", 1, 1)] * 5 + [
         # the move: the episode, the job's version and the edge that replaced it -> next version
         ("graphiti.invalidate", "update", 3, 1),
-        ("graphiti.extract", "extraction", 1, 1),
+        ("graphiti.extract", "extraction", 1, 2),  # the look-alike, and the move's stored edge
         ("graphiti.extract", "extraction", 1, 1),
     ]
     assert recorded[8:12] == [
@@ -260,6 +263,7 @@ def test_graphiti_agent_traced_and_each_error_type_attributed(
     removed = [texts for uuid, texts in versions.items() if uuid not in stored.values()]
     assert removed == [["Alex adopted a golden retriever named Biscuit."]]  # gone from Graphiti
     assert versions[stored[SHELTER]] == [SHELTER]
+    assert versions[stored[MOVED]] == [MOVED]  # said twice, one edge, one version
     assert sorted(versions[stored[JOB_FACT]]) == [
         JOB_FACT,
         f"No longer true since {(DAY0 + timedelta(days=4)).isoformat()}; replaced by: {MOVED}",
