@@ -127,7 +127,7 @@ def wrong_food(context: str) -> str:
 class Question(NamedTuple):
     text: str
     expected: str
-    episode: int  # the episode that holds the answer (the case's evidence)
+    episode: int  # the episode that holds the answer (the evidence the service must find)
     error_type: str
     operation: str  # the name of the operation blamed
     culprit: str  # what that operation read: the episode that made the mistake, or the question
@@ -225,12 +225,7 @@ def test_graphiti_agent_traced_and_each_error_type_attributed(
     episodes, answers = asyncio.run(run())
     assert script.unknown == []  # every prompt Graphiti sent was one the script knows
     assert {"ExtractedEntities", "ExtractedEdges", "EdgeDuplicate"} <= set(script.asked)
-    cases = {
-        q.text: graphiti.judge(
-            q.text, q.expected, answers[q.text], evidence=[episode_id(episodes[q.episode])]
-        )
-        for q in QUESTIONS
-    }
+    cases = {q.text: graphiti.judge(q.text, q.expected, answers[q.text]) for q in QUESTIONS}
     assert tracer.flush(60)
 
     ops = neo4j_driver.execute_query(
@@ -277,6 +272,9 @@ def test_graphiti_agent_traced_and_each_error_type_attributed(
         assert result["status"] == "attributed", (q.text, json.dumps(result))
         blamed = (result["error_type"], result["operation"]["name"])
         assert blamed == (q.error_type, q.operation), (q.text, json.dumps(result))
+        # The episode that held the answer, found by the service among the group's episodes
+        # (no evidence is given: they are the source messages of the group's scope).
+        assert episode_id(episodes[q.episode]) in result["evidence"], (q.text, result)
         # Not just any operation of that name: the one that made this mistake.
         assert q.culprit in _read_by(neo4j_driver, project, result["operation"]["id"]), q.text
 
