@@ -93,8 +93,18 @@ def _digest(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
+def _aware(value: datetime) -> datetime:
+    """A time Graphiti stored, as an aware one (a driver may give naive UTC times back)."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
+def _since(value: datetime | None, started: datetime) -> bool:
+    """Whether ``value`` (a time Graphiti set) is at or after ``started``."""
+    return value is not None and _aware(value) >= started
+
+
 def _when(value: datetime | None) -> str | None:
-    return value.astimezone(UTC).isoformat() if value is not None else None
+    return _aware(value).astimezone(UTC).isoformat() if value is not None else None
 
 
 def graphiti_version() -> str:
@@ -150,9 +160,7 @@ class TracedGraphiti:
     def _episode(self, episode: EpisodicNode, body: str) -> UnitIn:
         """The episode as a source message, timed by its reference time unless that is ahead."""
         now = datetime.now(UTC)
-        said = episode.valid_at
-        if said is not None and said.tzinfo is None:  # a naive reference time: taken as UTC
-            said = said.replace(tzinfo=UTC)
+        said = _aware(episode.valid_at) if episode.valid_at is not None else None
         ts = said if said is not None and said <= now else now
         return self.tracer.message(
             body,
@@ -197,10 +205,10 @@ class TracedGraphiti:
     def _record_episode(self, results: AddEpisodeResults, body: str, started: datetime) -> None:
         episode = results.episode
         message = self._episode(episode, body)
-        made = [e for e in results.edges if e.created_at >= started]
-        ended = [e for e in results.edges if e.expired_at is not None and e.expired_at >= started]
-        gone = {e.uuid for e in ended}
-        merged = [e for e in results.edges if e.created_at < started and e.uuid not in gone]
+        made = [e for e in results.edges if _since(e.created_at, started)]
+        ended = [e for e in results.edges if _since(e.expired_at, started)]
+        gone = {e.uuid for e in made + ended}
+        merged = [e for e in results.edges if e.uuid not in gone]
         common = {**self._common(), "session_id": episode.group_id, "episode_uuid": episode.uuid}
         self.tracer.record_operation(
             "graphiti.extract",
