@@ -37,9 +37,16 @@ from graphiti_core.driver.neo4j_driver import Neo4jDriver
 from graphiti_core.embedder.openai import OpenAIEmbedder, OpenAIEmbedderConfig
 from graphiti_core.llm_client.config import LLMConfig
 from graphiti_core.llm_client.openai_generic_client import OpenAIGenericClient
+from graphiti_core.search.search_config import SearchResults
+from graphiti_core.search.search_config_recipes import COMBINED_HYBRID_SEARCH_RRF
 from graphiti_core.search.search_filters import ComparisonOperator, DateFilter, SearchFilters
 from memtrace_client import MemTraceClient, Tracer
-from memtrace_client.adapters.graphiti import TracedGraphiti, episode_id, trace_graphiti
+from memtrace_client.adapters.graphiti import (
+    TracedGraphiti,
+    episode_id,
+    trace_graphiti,
+    version_id,
+)
 from memtrace_client.models import UnitIn
 from neo4j import Driver
 
@@ -124,6 +131,12 @@ def wrong_food(context: str) -> str:
     return "Alex's favourite food is pizza."
 
 
+class Run(NamedTuple):
+    episodes: list[str]  # their uuids
+    answers: dict[str, UnitIn]
+    found: SearchResults  # what search_ returned
+
+
 class Question(NamedTuple):
     text: str
     expected: str
@@ -180,9 +193,9 @@ def make_graphiti(neo4j: Neo4jHandle, base_url: str) -> Graphiti:
     )
 
 
-async def run_agent(graphiti: TracedGraphiti, group: str) -> tuple[list[str], dict[str, UnitIn]]:
-    """Remember each episode, let a clean-up remove one, then answer each question from a
-    search of the current facts. Returns the episodes' uuids and the answers."""
+async def run_agent(graphiti: TracedGraphiti, group: str) -> Run:
+    """Remember each episode, let a clean-up remove one, answer each question from a search of
+    the current facts, then look the food up with the configurable search (``search_``)."""
     await graphiti.build_indices_and_constraints()
     episodes = []
     for i, episode in enumerate(EPISODES):
@@ -199,7 +212,8 @@ async def run_agent(graphiti: TracedGraphiti, group: str) -> tuple[list[str], di
     for q in QUESTIONS:
         await graphiti.search(q.text, group_ids=[group], num_results=1, search_filter=CURRENT)
         answers[q.text] = graphiti.answer(q.answerer)
-    return episodes, answers
+    found = await graphiti.search_(FOOD, config=COMBINED_HYBRID_SEARCH_RRF, group_ids=[group])
+    return Run(episodes, answers, found)
 
 
 def test_graphiti_agent_traced_and_each_error_type_attributed(
@@ -216,13 +230,13 @@ def test_graphiti_agent_traced_and_each_error_type_attributed(
     tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
     graphiti = trace_graphiti(make_graphiti(neo4j, llm.base_url), tracer)
 
-    async def run() -> tuple[list[str], dict[str, UnitIn]]:
+    async def run() -> Run:
         try:
             return await run_agent(graphiti, project)
         finally:
             await graphiti.close()
 
-    episodes, answers = asyncio.run(run())
+    episodes, answers, found = asyncio.run(run())
     assert script.unknown == []  # every prompt Graphiti sent was one the script knows
     assert {"ExtractedEntities", "ExtractedEdges", "EdgeDuplicate"} <= set(script.asked)
     cases = {q.text: graphiti.judge(q.text, q.expected, answers[q.text]) for q in QUESTIONS}
@@ -247,10 +261,27 @@ def test_graphiti_agent_traced_and_each_error_type_attributed(
         ("graphiti.expire", "deletion", 2, 1),  # the episode and Alex's car -> tombstone
         ("graphiti.remove_episode", "deletion", 1, 1),  # the dog's version -> tombstone
     ]
-    assert recorded[12:] == [
+    assert recorded[12:-1] == [
         ("graphiti.search", "retrieval", 2, 1),
         ("answer", "response", 2, 1),
     ] * len(QUESTIONS)
+    # search_: the query, each edge's version and each episode's message it returned
+    assert found.edges and found.episodes
+    assert recorded[-1] == (
+        "graphiti.search_",
+        "retrieval",
+        1 + len(found.edges) + len(found.episodes),
+        1,
+    )
+    assert {version_id(e) for e in found.edges} | {
+        episode_id(e.uuid) for e in found.episodes
+    } < set(_consumed(neo4j_driver, project, "graphiti.search_"))
+    # Every unit a search or a retirement named by id (an edge's version, an episode) was defined
+    # by the call that made it: the ids derived from Graphiti's state agree across calls.
+    undefined = neo4j_driver.execute_query(
+        "MATCH (u:Unit {project: $p}) WHERE u.defined = false RETURN count(u) AS n", p=project
+    ).records[0]["n"]
+    assert undefined == 0
     # Each extracted fact is a version of its edge: the edge's uuid is its memory_id.
     stored = _edges(neo4j_driver, project)
     versions = _versions(neo4j_driver, project)
@@ -333,6 +364,16 @@ def _versions(driver: Driver, project: str) -> dict[str, list[str]]:
     for r in rows:
         found.setdefault(json.loads(r["attributes"])["memory_id"], []).append(r["content"])
     return found
+
+
+def _consumed(driver: Driver, project: str, name: str) -> list[str]:
+    """The ids of the units the operations of that name consumed."""
+    rows = driver.execute_query(
+        "MATCH (:Operation {project: $p, name: $name})-[:CONSUMES]->(u:Unit) RETURN u.id AS id",
+        p=project,
+        name=name,
+    ).records
+    return [r["id"] for r in rows]
 
 
 def _contexts(driver: Driver, project: str) -> list[str]:

@@ -7,7 +7,7 @@ behaviour.
     edges = await graphiti.search(question, group_ids=[user])
 
 Every call reaches the wrapped ``Graphiti`` unchanged and returns what it returned; anything not
-named below (``add_episode_bulk``, ``search_``, ``build_communities``, ...) is the wrapped
+named below (``add_episode_bulk``, ``add_triplet``, ``build_communities``, ...) is the wrapped
 instance's own and is not recorded. Recorded:
 
 - ``add_episode``: the episode is ingested as a ``message`` unit (``graphiti:episode:<uuid>``,
@@ -34,7 +34,10 @@ instance's own and is not recorded. Recorded:
   each edge returned, producing one context of those edges, each with its validity as Graphiti
   presents facts to an LLM (``fact (valid_at - invalid_at|present)``). As in the LangGraph
   adapter a search consumes what it returned, not the whole graph: a fact the graph held but the
-  search missed is still found, since the attribution follows each fact to question time.
+  search missed is still found, since the attribution follows each fact to question time;
+- ``search_`` (the configurable search): ``graphiti.search_`` (retrieval), the same, with the
+  episodes it returned consumed too, and the entities' and communities' summaries in the context
+  (entities and communities are not units: see above).
 
 Why wrap the calls and read their results, not Graphiti's LLM client or its OpenTelemetry
 ``tracer``: the results are what Graphiti stored (the uuids, the facts after de-duplication,
@@ -71,6 +74,7 @@ from typing import Any
 from graphiti_core.edges import EntityEdge
 from graphiti_core.graphiti import AddEpisodeResults, Graphiti
 from graphiti_core.nodes import EpisodicNode
+from graphiti_core.search.search_config import SearchResults
 
 from memtrace_client.adapters.judging import decided_verdict
 from memtrace_client.client import MemTraceClient
@@ -304,23 +308,66 @@ class TracedGraphiti:
         edges: list[EntityEdge] = await self.graphiti.search(query, *args, **kwargs)
         bound = inspect.signature(Graphiti.search).bind(self.graphiti, query, *args, **kwargs)
         bound.apply_defaults()
-        groups = bound.arguments.get("group_ids") or []
-        question = self.tracer.query(query)
-        context = self.tracer.context("\n".join(fact_line(e) for e in edges))
-        self.tracer.record_operation(
+        self._record_search(
             "graphiti.search",
+            query,
+            [*map(self._current, edges)],
+            [fact_line(e) for e in edges],
+            bound.arguments.get("group_ids") or [],
+            edges=[e.uuid for e in edges],
+            num_results=bound.arguments.get("num_results"),
+        )
+        return edges
+
+    async def search_(self, query: str, *args: Any, **kwargs: Any) -> SearchResults:
+        """``Graphiti.search_`` unchanged, recorded as a retrieval of what it returned: the
+        edges' versions and the episodes' messages are consumed; the context holds the edges'
+        facts, then the entities' and communities' summaries and the episodes' texts (what a
+        caller hands on, as Graphiti's own ``search_results_to_context_string`` does)."""
+        results: SearchResults = await self.graphiti.search_(query, *args, **kwargs)
+        bound = inspect.signature(Graphiti.search_).bind(self.graphiti, query, *args, **kwargs)
+        lines = [
+            *map(fact_line, results.edges),
+            *(f"{n.name}: {n.summary}" for n in results.nodes),
+            *(f"{c.name}: {c.summary}" for c in results.communities),
+            *(e.content for e in results.episodes),
+        ]
+        self._record_search(
+            "graphiti.search_",
+            query,
+            [*map(self._current, results.edges), *(episode_id(e.uuid) for e in results.episodes)],
+            lines,
+            bound.arguments.get("group_ids") or [],
+            edges=[e.uuid for e in results.edges],
+            nodes=[n.uuid for n in results.nodes],
+            episodes=[e.uuid for e in results.episodes],
+            communities=[c.uuid for c in results.communities],
+        )
+        return results
+
+    def _record_search(
+        self,
+        name: str,
+        query: str,
+        found: list[UnitLike],
+        lines: list[str],
+        groups: list[str],
+        **attributes: Any,
+    ) -> None:
+        question = self.tracer.query(query)
+        context = self.tracer.context("\n".join(lines))
+        self.tracer.record_operation(
+            name,
             kind="retrieval",
-            inputs=[question, *(self._current(e) for e in edges)],
+            inputs=[question, *found],
             outputs=[context],
             session_id=groups[0] if len(groups) == 1 else None,
             group_ids=list(groups),
-            edges=[e.uuid for e in edges],
-            num_results=bound.arguments.get("num_results"),
+            **attributes,
             **self._common(),
         )
         with self._lock:
             self._pending.append(Retrieval(question, context))
-        return edges
 
     # -- answer and judge ------------------------------------------------------------------------
 
