@@ -87,7 +87,7 @@ SYSTEM = "graphiti"
 
 @dataclass(frozen=True)
 class Retrieval:
-    """One recorded ``search``: its query unit and the context unit it produced."""
+    """One recorded ``search`` or ``search_``: its query unit and the context unit it produced."""
 
     query: UnitIn
     context: UnitIn
@@ -141,8 +141,8 @@ def _live(edge: EntityEdge) -> EntityEdge:
 
 
 class TracedGraphiti:
-    """A ``Graphiti`` whose ``add_episode``, ``remove_episode`` and ``search`` are traced; every
-    other attribute is the wrapped instance's own."""
+    """A ``Graphiti`` whose ``add_episode``, ``remove_episode``, ``search`` and ``search_`` are
+    traced; every other attribute is the wrapped instance's own."""
 
     def __init__(self, graphiti: Graphiti, tracer: Tracer) -> None:
         self.graphiti = graphiti
