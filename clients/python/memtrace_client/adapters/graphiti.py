@@ -1,0 +1,434 @@
+"""Trace a Graphiti knowledge graph (package ``graphiti-core``): wrap a ``Graphiti``, keep its
+behaviour.
+
+    from memtrace_client.adapters.graphiti import trace_graphiti
+    graphiti = trace_graphiti(Graphiti(uri, user, password), MemTraceClient(url, project="p"))
+    await graphiti.add_episode(name=..., episode_body=turn, reference_time=..., group_id=user)
+    edges = await graphiti.search(question, group_ids=[user])
+
+Every call reaches the wrapped ``Graphiti`` unchanged and returns what it returned; anything not
+named below (``add_episode_bulk``, ``add_triplet``, ``build_communities``, ...) is the wrapped
+instance's own and is not recorded. Recorded:
+
+- ``add_episode``: the episode is ingested as a ``message`` unit (``graphiti:episode:<uuid>``,
+  ``episode_id(uuid)``), read by ``graphiti.extract`` (extraction), which produces one
+  ``memory`` unit per edge (fact) the episode resolved to, ``memory_id`` the edge's uuid: the
+  new edges, and the stored edges the LLM judged duplicates of an extracted one (Graphiti adds
+  the episode to those). No operation produces the message: the attribution takes its evidence
+  from source messages, which no operation made (graph_schema/rules.py), and an ``ingest``
+  operation reading it would be a second step that could be blamed for a fact the extraction
+  lost. The entities are named in the extraction's attributes, not made units: an entity's
+  summary repeats its edges' facts, and a second carrier of each fact would hide every loss of
+  the edge itself. The group is the operations' ``session_id`` (the attribution's scope);
+- an edge that expired during the call (Graphiti set its ``expired_at``: a stored edge the
+  episode contradicts, or a new one extracted with an end date): ``graphiti.invalidate``
+  (update) when an edge of the episode that still holds starts where it ends (its ``valid_at``
+  is the expired edge's ``invalid_at``, which is how Graphiti dates a contradiction), consuming
+  the episode, the edge's version and the replacing edges, and producing the edge's next
+  version; with nothing in its place, ``graphiti.expire`` (deletion) producing its tombstone.
+  A new edge is first the extraction's output, then expired: a fact said as already over
+  ("until it broke down") leaves no live memory of the present;
+- ``remove_episode``: ``graphiti.remove_episode`` (deletion), a tombstone for each edge that was
+  gone afterwards (Graphiti keeps an edge another episode also supports);
+- ``search``: ``graphiti.search`` (retrieval), consuming the query and the current version of
+  each edge returned, producing one context of those edges, each with its validity as Graphiti
+  presents facts to an LLM (``fact (valid_at - invalid_at|present)``). As in the LangGraph
+  adapter a search consumes what it returned, not the whole graph: a fact the graph held but the
+  search missed is still found, since the attribution follows each fact to question time;
+- ``search_`` (the configurable search): ``graphiti.search_`` (retrieval), the same, with the
+  episodes it returned consumed too, and the entities' and communities' summaries in the context
+  (entities and communities are not units: see above).
+
+Why wrap the calls and read their results, not Graphiti's LLM client or its OpenTelemetry
+``tracer``: the results are what Graphiti stored (the uuids, the facts after de-duplication,
+the dates it set), while an LLM response is only what Graphiti was told before resolving it, and
+its spans carry counts and durations, no facts. What the results do not say is read from the
+call: which edges it made (``created_at`` after the call began), which it retired (``expired_at``
+after the call began). Graphiti's clock and this one are the same process's.
+
+A version of an edge is named by the edge and its state, with no time: ``graphiti:<uuid>:<hash
+of the fact>``, and ``...:ended`` once the edge expired, so a later ``search`` (even in another
+process) names the unit the extraction made. A retired edge's version holds what the edge still
+says about the present, that it was replaced (``No longer true since <date>; replaced by:
+<facts>``), with the old fact, its dates and the replacements in its attributes; its old fact
+is not in its text, because the entry no longer asserts it (a search for current facts does not
+return it), and a judge reading the old text would take the retired version for a carrier. So
+the attribution reasons about what the graph holds as true now: a question about the past ("what
+did Alex do before the move?") whose fact was rightly retired is blamed on the retirement.
+
+``answer(...)`` records the answering step over the searches since the last answer and
+``judge(...)`` the case, for ``POST /attribute/{case_id}``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import metadata
+from typing import Any
+
+from graphiti_core.edges import EntityEdge
+from graphiti_core.graphiti import AddEpisodeResults, Graphiti
+from graphiti_core.nodes import EpisodicNode
+from graphiti_core.search.search_config import SearchResults
+
+from memtrace_client.adapters.judging import decided_verdict
+from memtrace_client.client import MemTraceClient
+from memtrace_client.models import UnitIn, Verdict
+from memtrace_client.prompts import PromptLike
+from memtrace_client.tracer import Tracer, UnitLike
+
+SYSTEM = "graphiti"
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """One recorded ``search`` or ``search_``: its query unit and the context unit it produced."""
+
+    query: UnitIn
+    context: UnitIn
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+def _aware(value: datetime) -> datetime:
+    """A time Graphiti stored, as an aware one (a driver may give naive UTC times back)."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
+def _since(value: datetime | None, started: datetime) -> bool:
+    """Whether ``value`` (a time Graphiti set) is at or after ``started``."""
+    return value is not None and _aware(value) >= started
+
+
+def _when(value: datetime | None) -> str | None:
+    return _aware(value).astimezone(UTC).isoformat() if value is not None else None
+
+
+def graphiti_version() -> str:
+    try:
+        return metadata.version("graphiti-core")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def episode_id(episode_uuid: str) -> str:
+    """The unit id of an episode's message (to name a case's evidence by)."""
+    return f"graphiti:episode:{episode_uuid}"
+
+
+def version_id(edge: EntityEdge) -> str:
+    """The unit id of the edge's current version (see the module doc)."""
+    base = f"graphiti:{edge.uuid}:{_digest(edge.fact)}"
+    return f"{base}:ended" if edge.expired_at is not None else base
+
+
+def fact_line(edge: EntityEdge) -> str:
+    """An edge as a context line: the fact and its validity, as Graphiti shows facts to an LLM."""
+    valid = _when(edge.valid_at) or "date unknown"
+    return f"{edge.fact} ({valid} - {_when(edge.invalid_at) or 'present'})"
+
+
+def _live(edge: EntityEdge) -> EntityEdge:
+    """The edge as it was before it expired (its version before retirement)."""
+    return edge.model_copy(update={"expired_at": None}) if edge.expired_at else edge
+
+
+class TracedGraphiti:
+    """A ``Graphiti`` whose ``add_episode``, ``remove_episode``, ``search`` and ``search_`` are
+    traced; every other attribute is the wrapped instance's own."""
+
+    def __init__(self, graphiti: Graphiti, tracer: Tracer) -> None:
+        self.graphiti = graphiti
+        self.tracer = tracer
+        self.version = graphiti_version()
+        self._pending: list[Retrieval] = []
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "graphiti":  # not set yet (during __init__): no recursion into itself
+            raise AttributeError(name)
+        return getattr(self.graphiti, name)
+
+    def _common(self) -> dict[str, Any]:
+        return {"system": SYSTEM, "graphiti_version": self.version}
+
+    # -- units -----------------------------------------------------------------------------------
+
+    def _episode(self, episode: EpisodicNode, body: str) -> UnitIn:
+        """The episode as a source message, timed by its reference time unless that is ahead."""
+        now = datetime.now(UTC)
+        said = _aware(episode.valid_at) if episode.valid_at is not None else None
+        ts = said if said is not None and said <= now else now
+        return self.tracer.message(
+            body,
+            id=episode_id(episode.uuid),
+            ts=ts,
+            episode_uuid=episode.uuid,
+            episode_name=episode.name,
+            source=episode.source.value,
+            source_description=episode.source_description,
+            group_id=episode.group_id,
+        )
+
+    def _version(self, edge: EntityEdge, content: str | None = None, **attributes: Any) -> UnitIn:
+        """Record the edge's current version (a definition that every place makes alike)."""
+        return self.tracer.memory(
+            edge.fact if content is None else content,
+            id=version_id(edge),
+            stamp=False,
+            memory_id=edge.uuid,
+            relation=edge.name,
+            source_node_uuid=edge.source_node_uuid,
+            target_node_uuid=edge.target_node_uuid,
+            **attributes,
+        )
+
+    def _current(self, edge: EntityEdge) -> UnitLike:
+        """The edge's current version: defined when live; named only when expired, since its
+        text (what replaced it) was recorded by the call that retired it."""
+        return self._version(edge) if edge.expired_at is None else version_id(edge)
+
+    # -- add_episode -----------------------------------------------------------------------------
+
+    async def add_episode(self, *args: Any, **kwargs: Any) -> AddEpisodeResults:
+        """``Graphiti.add_episode`` unchanged, recorded as described in the module doc."""
+        bound = inspect.signature(Graphiti.add_episode).bind(self.graphiti, *args, **kwargs)
+        body = str(bound.arguments.get("episode_body", ""))
+        started = datetime.now(UTC)
+        results = await self.graphiti.add_episode(*args, **kwargs)
+        self._record_episode(results, body or results.episode.content, started)
+        return results
+
+    def _record_episode(self, results: AddEpisodeResults, body: str, started: datetime) -> None:
+        episode = results.episode
+        message = self._episode(episode, body)
+        made = [e for e in results.edges if _since(e.created_at, started)]
+        ended = [e for e in results.edges if _since(e.expired_at, started)]
+        gone = {e.uuid for e in made + ended}
+        merged = [e for e in results.edges if e.uuid not in gone]
+        common = {**self._common(), "session_id": episode.group_id, "episode_uuid": episode.uuid}
+        self.tracer.record_operation(
+            "graphiti.extract",
+            kind="extraction",
+            inputs=[message],
+            outputs=[*(self._version(_live(e)) for e in made), *map(self._current, merged)],
+            ts=started,
+            entities=sorted({n.name for n in results.nodes}),
+            new_edges=[e.uuid for e in made],
+            merged_edges=[e.uuid for e in merged],
+            **common,
+        )
+        resolved = [e for e in made + merged if e.expired_at is None]
+        for edge in ended:
+            self._record_retired(edge, message, resolved, common)
+
+    def _record_retired(
+        self, edge: EntityEdge, message: UnitIn, resolved: list[EntityEdge], common: dict[str, Any]
+    ) -> None:
+        before = self._version(_live(edge))
+        ends = edge.invalid_at
+        replacing = [e for e in resolved if e.valid_at is not None and e.valid_at == ends]
+        dates: dict[str, Any] = {
+            "valid_at": _when(edge.valid_at),
+            "invalid_at": _when(edge.invalid_at),
+            "expired_at": _when(edge.expired_at),
+        }
+        if not replacing:
+            tombstone = self.tracer.tombstone(edge.uuid, id=version_id(edge), stamp=False)
+            self.tracer.record_operation(
+                "graphiti.expire",
+                kind="deletion",
+                inputs=[message, before],
+                outputs=[tombstone],
+                memory_id=edge.uuid,
+                **dates,
+                **common,
+            )
+            return
+        since = _when(edge.invalid_at) or "date unknown"
+        facts = "; ".join(e.fact for e in replacing)
+        after = self._version(
+            edge,
+            f"No longer true since {since}; replaced by: {facts}",
+            fact=edge.fact,
+            replaced_by=[e.uuid for e in replacing],
+            **dates,
+        )
+        self.tracer.record_operation(
+            "graphiti.invalidate",
+            kind="update",
+            inputs=[message, before, *(self._current(e) for e in replacing)],
+            outputs=[after],
+            memory_id=edge.uuid,
+            **dates,
+            **common,
+        )
+
+    # -- remove_episode --------------------------------------------------------------------------
+
+    async def remove_episode(self, episode_uuid: str) -> None:
+        """``Graphiti.remove_episode`` unchanged, recorded as the deletion of each edge that
+        was gone afterwards (read before and after the call)."""
+        driver = self.graphiti.driver
+        try:
+            episode = await EpisodicNode.get_by_uuid(driver, episode_uuid)
+            edges: list[EntityEdge] = await EntityEdge.get_by_uuids(driver, episode.entity_edges)
+        except Exception:  # no such episode: Graphiti's own call raises its own error
+            await self.graphiti.remove_episode(episode_uuid)
+            return
+        await self.graphiti.remove_episode(episode_uuid)
+        kept = {e.uuid for e in await EntityEdge.get_by_uuids(driver, [e.uuid for e in edges])}
+        gone = [e for e in edges if e.uuid not in kept]
+        self.tracer.record_operation(
+            "graphiti.remove_episode",
+            kind="deletion",
+            inputs=[self._current(e) for e in gone],
+            outputs=[
+                self.tracer.tombstone(e.uuid, id=f"graphiti:{e.uuid}:deleted", stamp=False)
+                for e in gone
+            ],
+            session_id=episode.group_id,
+            episode_uuid=episode_uuid,
+            deleted_edges=[e.uuid for e in gone],
+            kept_edges=sorted(kept),
+            **self._common(),
+        )
+
+    # -- search ----------------------------------------------------------------------------------
+
+    async def search(self, query: str, *args: Any, **kwargs: Any) -> list[EntityEdge]:
+        """``Graphiti.search`` unchanged, recorded as a retrieval of the edges it returned."""
+        edges: list[EntityEdge] = await self.graphiti.search(query, *args, **kwargs)
+        bound = inspect.signature(Graphiti.search).bind(self.graphiti, query, *args, **kwargs)
+        bound.apply_defaults()
+        self._record_search(
+            "graphiti.search",
+            query,
+            [*map(self._current, edges)],
+            [fact_line(e) for e in edges],
+            bound.arguments.get("group_ids") or [],
+            edges=[e.uuid for e in edges],
+            num_results=bound.arguments.get("num_results"),
+        )
+        return edges
+
+    async def search_(self, query: str, *args: Any, **kwargs: Any) -> SearchResults:
+        """``Graphiti.search_`` unchanged, recorded as a retrieval of what it returned: the
+        edges' versions and the episodes' messages are consumed; the context holds the edges'
+        facts, then the entities' and communities' summaries and the episodes' texts (what a
+        caller hands on, as Graphiti's own ``search_results_to_context_string`` does)."""
+        results: SearchResults = await self.graphiti.search_(query, *args, **kwargs)
+        bound = inspect.signature(Graphiti.search_).bind(self.graphiti, query, *args, **kwargs)
+        lines = [
+            *map(fact_line, results.edges),
+            *(f"{n.name}: {n.summary}" for n in results.nodes),
+            *(f"{c.name}: {c.summary}" for c in results.communities),
+            *(e.content for e in results.episodes),
+        ]
+        self._record_search(
+            "graphiti.search_",
+            query,
+            [*map(self._current, results.edges), *(episode_id(e.uuid) for e in results.episodes)],
+            lines,
+            bound.arguments.get("group_ids") or [],
+            edges=[e.uuid for e in results.edges],
+            nodes=[n.uuid for n in results.nodes],
+            episodes=[e.uuid for e in results.episodes],
+            communities=[c.uuid for c in results.communities],
+        )
+        return results
+
+    def _record_search(
+        self,
+        name: str,
+        query: str,
+        found: list[UnitLike],
+        lines: list[str],
+        groups: list[str],
+        **attributes: Any,
+    ) -> None:
+        question = self.tracer.query(query)
+        context = self.tracer.context("\n".join(lines))
+        self.tracer.record_operation(
+            name,
+            kind="retrieval",
+            inputs=[question, *found],
+            outputs=[context],
+            session_id=groups[0] if len(groups) == 1 else None,
+            group_ids=list(groups),
+            **attributes,
+            **self._common(),
+        )
+        with self._lock:
+            self._pending.append(Retrieval(question, context))
+
+    # -- answer and judge ------------------------------------------------------------------------
+
+    def take_retrievals(self) -> list[Retrieval]:
+        """The searches recorded since the last ``answer`` (and forget them)."""
+        with self._lock:
+            taken, self._pending = self._pending, []
+        return taken
+
+    def answer(
+        self,
+        answer: str | Callable[[str], str],
+        *,
+        retrievals: Iterable[Retrieval] | None = None,
+        name: str = "answer",
+        prompt: PromptLike | None = None,
+        **attributes: Any,
+    ) -> UnitIn:
+        """Record the answering step over ``retrievals`` (by default the searches since the last
+        answer). ``answer`` is the text, or a function from the contexts' text to it (your LLM
+        call); ``prompt`` the template that call used. Returns the answer unit. Searches waiting
+        for an answer are kept per instance: concurrent agents pass ``retrievals=``."""
+        used = list(retrievals) if retrievals is not None else self.take_retrievals()
+        inputs = [u for r in used for u in (r.query, r.context)]
+        with self.tracer.operation(
+            name, kind="response", inputs=inputs, system=SYSTEM, prompt=prompt, **attributes
+        ) as op:
+            context = "\n".join(r.context.content for r in used)
+            unit = self.tracer.answer(answer(context) if callable(answer) else answer)
+            op.output(unit)
+        return unit
+
+    def judge(
+        self,
+        question: str,
+        expected_answer: str,
+        answer_unit: UnitIn,
+        verdict: Verdict | None = None,
+        *,
+        judge: Callable[[str, str, str], bool] | None = None,
+        evidence: Iterable[UnitLike] = (),
+        **attributes: Any,
+    ) -> str:
+        """Record the case: the verdict given, or decided by ``judge(question, expected,
+        answer)``, or by whether the expected answer's words all appear in the answer.
+        ``evidence``: the episodes that held the answer, when known (``episode_id(uuid)``).
+        Returns the case id."""
+        return self.tracer.case(
+            question,
+            expected_answer,
+            answer_unit,
+            decided_verdict(question, expected_answer, answer_unit.content, verdict, judge),
+            evidence_units=evidence,
+            system=SYSTEM,
+            **attributes,
+        )
+
+
+def trace_graphiti(
+    graphiti: Graphiti, client: MemTraceClient | Tracer, *, spool_dir: str | None = None
+) -> TracedGraphiti:
+    """Wrap ``graphiti`` so that its episodes, removals and searches go to MemTrace."""
+    tracer = client if isinstance(client, Tracer) else Tracer(client, spool_dir=spool_dir)
+    return TracedGraphiti(graphiti, tracer)
