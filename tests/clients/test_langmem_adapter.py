@@ -24,7 +24,7 @@ from typing import Annotated, Any, NamedTuple, TypedDict
 
 import httpx
 import pytest
-from langchain_core.messages import AnyMessage, HumanMessage
+from langchain_core.messages import AnyMessage, HumanMessage, convert_to_messages
 from langchain_core.runnables import RunnableConfig
 from langchain_openai import ChatOpenAI
 from langgraph.graph import END, START, StateGraph
@@ -480,3 +480,19 @@ def test_the_plain_memory_manager_in_an_extracting_block(
     assert [(r["message"], json.loads(r["kept"])) for r in rows] == [
         (store.message_unit(messages[0]).id, {"content": CONCURRENT["sam"][1]})
     ]
+
+
+def test_a_message_is_one_unit_as_a_dict_or_as_langchain_converts_it(
+    service: ServiceHandle, project: str, tmp_path: Path
+) -> None:
+    """LangMem converts the dicts it is given into LangChain messages before the extraction
+    reads them; naming a case's evidence with the dict must name the unit the extraction read."""
+    tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
+    store = trace_store(InMemoryStore(), tracer)
+    said = [
+        {"role": "user", "content": "I moved to Lisbon.", "id": "m-1"},
+        {"role": "assistant", "content": "Lisbon, noted.", "id": "m-2"},
+    ]
+    for given, converted in zip(said, convert_to_messages(said), strict=True):
+        assert store.message_unit(given).id == store.message_unit(converted).id
+    assert store.message_unit(said[0]).id != store.message_unit(said[1]).id

@@ -30,7 +30,11 @@ fact forward to question time on its own and blames the first retrieval whose ou
 (RetrievalError). Consuming the whole store would tie every answer to every memory.
 
 To know the previous version of the entries a batch writes, the wrapper reads them first, in one
-extra ``batch`` of ``GetOp(..., refresh_ttl=False)`` (a read that moves no TTL).
+extra ``batch`` of ``GetOp(..., refresh_ttl=False)`` (a read that moves no TTL). The read and the
+write are two calls, not one atomic step: two writers putting the same key at once (LangMem's
+``invoke`` sends its puts from worker threads; a background reflection may write too) may both
+name the same previous version, and the record then shows two next versions of one. The store's
+own result is untouched; only the lineage of that entry forks.
 
 Which messages led to a write: ``with store.extracting(messages):`` (or ``put(..., source=...)``)
 records ``langgraph.extract`` (extraction), consuming the messages and producing one fact unit
@@ -86,6 +90,10 @@ Entry = tuple[tuple[str, ...], str]
 MessageLike = UnitIn | str | Mapping[str, Any] | Any
 """A source message: a recorded unit, a text, a ``{"role", "content"}`` dict or a LangChain
 message (anything with ``content``, and ``type`` for its role)."""
+
+
+CHAT_ROLE_TYPES = {"user": "human", "assistant": "ai"}
+"""OpenAI-style roles of a message given as a dict, by the type LangChain gives the same message."""
 
 
 @dataclass(frozen=True)
@@ -247,8 +255,11 @@ class TracedStore(BaseStore):
         if isinstance(message, str):
             return self.tracer.message(message)
         if isinstance(message, Mapping):
-            role, content = message.get("role"), message.get("content")
-            message_id = message.get("id")
+            role = message.get("role") or message.get("type")
+            # LangChain's name for the role, as a message object (and so LangMem, which converts
+            # the dicts it is given) carries it: one message is one unit however it is passed
+            role = CHAT_ROLE_TYPES.get(role, role) if isinstance(role, str) else role
+            content, message_id = message.get("content"), message.get("id")
         else:
             role = getattr(message, "type", None)
             content = getattr(message, "content", message)

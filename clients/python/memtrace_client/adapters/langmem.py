@@ -67,7 +67,10 @@ def langmem_version() -> str:
 
 class TracedManager(Runnable[dict[str, Any], list[dict[str, Any]]]):
     """A LangMem ``MemoryStoreManager`` whose calls are recorded as extractions, on the traced
-    store it writes to. Any other attribute is the wrapped manager's own."""
+    store it writes to. An attribute the wrapper lacks (the manager's ``model``, ``namespace``,
+    ``store``...) is read from the wrapped manager; what every ``Runnable`` has (its name and
+    schemas, ``batch``, ``stream``) is the wrapper's own, and only ``invoke`` and ``ainvoke``
+    (which ``batch`` and ``stream`` fall back on) record."""
 
     def __init__(self, manager: MemoryStoreManager) -> None:
         self.manager = manager
