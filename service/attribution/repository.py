@@ -11,7 +11,7 @@ from neo4j import AsyncManagedTransaction, AsyncSession
 from cypher import query
 from service.attribution.graph import NodeRead
 from service.attribution.models import AttributionResult
-from service.attribution.row_cache import RowCache, listed_rows
+from service.attribution.row_cache import RowCache, listed_reads
 from service.attribution.rows import node_read
 from service.attribution.shared_graph import Region, extend, read_region
 from service.cases.models import CaseView
@@ -39,9 +39,9 @@ async def _case_inputs(
     case = await read_case(tx, project, case_id)
     if case is None or case.answer_unit is None:
         return CaseInputs(case)
-    ancestors = await _ancestor_rows(tx, project, case.answer_unit, limit, cache)
+    ancestors = await _ancestor_reads(tx, project, case.answer_unit, limit, cache)
     derived = (
-        await _descendant_rows(tx, project, case.evidence_units, limit, cache)
+        await _descendant_reads(tx, project, case.evidence_units, limit, cache)
         if case.evidence_units
         else []
     )
@@ -105,14 +105,14 @@ async def chunk_graphs(
             ancestors = (
                 ancestry.reach([case.answer_unit])
                 if ancestry is not None
-                else await _ancestor_rows(tx, project, case.answer_unit, limit, cache)
+                else await _ancestor_reads(tx, project, case.answer_unit, limit, cache)
             )
             derived = (
                 []
                 if not case.evidence_units
                 else descent.reach(case.evidence_units)
                 if descent is not None
-                else await _descendant_rows(tx, project, case.evidence_units, limit, cache)
+                else await _descendant_reads(tx, project, case.evidence_units, limit, cache)
             )
             inputs[cid] = CaseInputs(case, ancestors, derived)
         return ChunkInputs(inputs, descent if descent is not None else Region(True))
@@ -136,21 +136,21 @@ async def shared_descendants(
     async def work(tx: AsyncManagedTransaction) -> list[NodeRead]:
         lacking = [u for u in unit_ids if u not in descent.units]
         if not lacking or await extend(tx, project, descent, lacking, limit, cache):
-            rows = descent.reach(unit_ids)
-            if len(rows) <= limit:
-                return rows
-        return await _descendant_rows(tx, project, unit_ids, limit, cache)
+            reads = descent.reach(unit_ids)
+            if len(reads) <= limit:
+                return reads
+        return await _descendant_reads(tx, project, unit_ids, limit, cache)
 
     # cases in flight at once that lack the same units wait for one read of them
     async with descent.growing:
         if descent.holds(unit_ids):
-            rows = descent.reach(unit_ids)
-            if len(rows) <= limit:
-                return rows
+            reads = descent.reach(unit_ids)
+            if len(reads) <= limit:
+                return reads
         return await session.execute_read(work)
 
 
-async def _ancestor_rows(
+async def _ancestor_reads(
     tx: AsyncManagedTransaction,
     project: str,
     unit_id: str,
@@ -158,7 +158,7 @@ async def _ancestor_rows(
     cache: RowCache | None = None,
 ) -> list[NodeRead]:
     if cache is not None:
-        return await listed_rows(
+        return await listed_reads(
             tx, project, "attribution/ancestor_ids", cache, unit_ids=[unit_id], limit=limit
         )
     result = await tx.run(
@@ -168,7 +168,7 @@ async def _ancestor_rows(
     return [node_read(row) for row in record["nodes"]] if record else []
 
 
-async def _descendant_rows(
+async def _descendant_reads(
     tx: AsyncManagedTransaction,
     project: str,
     unit_ids: list[str],
@@ -176,7 +176,7 @@ async def _descendant_rows(
     cache: RowCache | None = None,
 ) -> list[NodeRead]:
     if cache is not None:
-        return await listed_rows(
+        return await listed_reads(
             tx, project, "attribution/descendant_ids", cache, unit_ids=unit_ids, limit=limit
         )
     result = await tx.run(
@@ -197,7 +197,7 @@ async def descendants(
     """Everything derived from ``unit_ids`` (at most ``limit`` nodes), decoded; through
     ``cache`` when given (``row_cache``)."""
 
-    return await session.execute_read(_descendant_rows, project, unit_ids, limit, cache)
+    return await session.execute_read(_descendant_reads, project, unit_ids, limit, cache)
 
 
 def _stored_row(result: AttributionResult, job: str | None) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Reading an attribution's rows through a cache of the rows a job has read before.
+"""Reading an attribution's nodes through a cache of the nodes a job has read and decoded before.
 
 Why: where a retrieval consumes every memory live at question time (as a vector search reads
 the whole store), one answer's ancestors are its whole conversation's trace, and what derives
@@ -37,15 +37,15 @@ class RowCache:
     """The decoded reads of the units and operations read so far, by :data:`Key`."""
 
     limit: int = ROWS_KEPT
-    rows: dict[Key, NodeRead] = field(default_factory=dict)
+    reads: dict[Key, NodeRead] = field(default_factory=dict)
 
     def keep(self, key: Key, read: NodeRead) -> None:
-        if len(self.rows) >= self.limit:
-            self.rows.clear()
-        self.rows[key] = read
+        if len(self.reads) >= self.limit:
+            self.reads.clear()
+        self.reads[key] = read
 
 
-async def listed_rows(
+async def listed_reads(
     tx: AsyncManagedTransaction,
     project: str,
     name: LiteralString,
@@ -65,14 +65,14 @@ async def listing(
     cache: RowCache,
     **params: Any,
 ) -> tuple[int, list[NodeRead]]:
-    """How many nodes the listing ``name`` named, and their reads (:func:`listed_rows`)."""
+    """How many nodes the listing ``name`` named, and their reads (:func:`listed_reads`)."""
     result = await tx.run(query(name), project=project, **params)
     record = await result.single()
     # [id, is operation, cacheable] as the listing returns them: a string and two booleans
     # (cacheable null for a unit with no `defined`), taken as they are: a case lists thousands
     listed: list[list[Any]] = record["nodes"] if record else []
-    rows_kept = cache.rows
-    missing = [(op, uid) for uid, op, _ in listed if (op, uid) not in rows_kept]
+    kept = cache.reads
+    missing = [(op, uid) for uid, op, _ in listed if (op, uid) not in kept]
     fetched: dict[Key, NodeRead] = {}
     if missing:
         result = await tx.run(
@@ -88,7 +88,7 @@ async def listing(
     reads = []
     for uid, op, keepable in listed:
         key = (op, uid)
-        found = fetched.get(key) or rows_kept.get(key)
+        found = fetched.get(key) or kept.get(key)
         if found is None:  # one transaction reads both: only a node deleted meanwhile
             continue
         if keepable and key in fetched:

@@ -136,7 +136,7 @@ def test_rows_through_the_cache_are_the_per_case_rows_read_once(
     assert {r.node.id for r in shared} >= {"w-f1", "w-f3", "w-f4", "w-x1", "w-x2", "w-m1"}
     assert all(r is first[r.node.id] for r in shared)
     # a unit known by id only is never kept: once defined, the next read has its content
-    assert (False, "w-note") not in cache.rows
+    assert (False, "w-note") not in cache.reads
     _send(client, project, {"units": [_msg("w-note", "Alice: Note to self.", f"{DAY}T09:00:00Z")]})
     again = _read(neo4j, project, ["w-case1"], cache)
     note = next(r for r in again["w-case1"].ancestors if r.node.id == "w-note")
