@@ -3,8 +3,8 @@
 :class:`BatchSource` serves what the repository would (``attribution/ancestors``,
 ``descendants``, ``scope_messages``: rows of the same projection, decoded by the repository's
 ``service.attribution.rows``) from a batch held in memory, so
-``service.attribution.engine.attribute`` runs unchanged. What this measures is the
-walk and the judge; the difference to the HTTP figures is the service and the graph store.
+``service.attribution.engine.attribute`` runs unchanged. What this measures is the walk and the
+judge; the difference to the HTTP figures is the service and the graph store.
 """
 
 from __future__ import annotations
