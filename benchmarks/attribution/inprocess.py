@@ -1,9 +1,10 @@
 """The attribution engine alone, in-process: no HTTP, no Neo4j.
 
-:class:`BatchSource` serves the rows the repository would (``cases/ancestors``,
-``attribution/descendants``, ``attribution/source_messages``, same projection) from a batch held
-in memory, so ``service.attribution.engine.attribute`` runs unchanged. What this measures is the
-walk and the judge; the difference to the HTTP figures is the service and the graph store.
+:class:`BatchSource` serves what the repository would (``attribution/ancestors``,
+``descendants``, ``scope_messages``: rows of the same projection, decoded by the repository's
+``service.attribution.rows``) from a batch held in memory, so
+``service.attribution.engine.attribute`` runs unchanged. What this measures is the walk and the
+judge; the difference to the HTTP figures is the service and the graph store.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from benchmarks.attribution.flatlog import batch_units
 from benchmarks.attribution.run import CaseRef, Dataset, record_of
 from graph_schema.rules import is_source_message
 from service.attribution.engine import attribute
-from service.attribution.graph import CaseGraph
+from service.attribution.graph import CaseGraph, Node, NodeRead
 from service.attribution.judges.base import CachedJudge, Judge
+from service.attribution.rows import node_read
 from service.attribution.scope import Scope
 from service.attribution.walk import CaseFacts
 
@@ -37,7 +39,8 @@ def _when(value: Any) -> datetime | None:
 
 
 class BatchSource:
-    """One project's graph in memory, answering as the repository does."""
+    """One project's graph in memory, answering as the repository does: each node's row
+    decoded once, as an attribution job's reads are."""
 
     def __init__(self, batch: dict[str, Any]) -> None:
         self.rows: dict[str, dict[str, Any]] = {}
@@ -78,13 +81,14 @@ class BatchSource:
                 "is_operation": True,
                 "edges": edges,
             }
+        self.reads = {nid: node_read(row) for nid, row in self.rows.items()}
         self.messages = sorted(
             uid
             for uid, row in self.rows.items()
             if not row["is_operation"] and row["kind"] == "message"
         )
 
-    def _walk(self, start: list[str], up: bool) -> list[dict[str, Any]]:
+    def _walk(self, start: list[str], up: bool) -> list[NodeRead]:
         """Units and operations reachable from ``start`` (included) towards the sources (up) or
         the sinks (down)."""
         seen: dict[str, None] = {}
@@ -98,15 +102,15 @@ class BatchSource:
                 stack.extend((self.inputs if up else self.outputs)[node])
             else:
                 stack.extend((self.producers if up else self.consumers).get(node, []))
-        return [self.rows[n] for n in seen if n in self.rows]
+        return [self.reads[n] for n in seen if n in self.reads]
 
-    def ancestors(self, unit_id: str) -> list[dict[str, Any]]:
+    def ancestors(self, unit_id: str) -> list[NodeRead]:
         return self._walk([unit_id], up=True)
 
-    async def descendants(self, unit_ids: list[str]) -> list[dict[str, Any]]:
+    async def descendants(self, unit_ids: list[str]) -> list[NodeRead]:
         return self._walk(unit_ids, up=False)
 
-    async def scope_messages(self, scope: Scope) -> list[dict[str, Any]]:
+    async def scope_messages(self, scope: Scope) -> list[Node]:
         """What ``cypher/attribution/scope_messages.cypher`` returns, computed in memory."""
         fragments = scope.fragments()
 
@@ -139,7 +143,7 @@ class BatchSource:
             out.append({**row, "ts": recorded})
         out.sort(key=lambda r: r["id"])
         out.sort(key=lambda r: r["ts"] or datetime.min.replace(tzinfo=UTC), reverse=True)
-        return out[:SCOPE_LIMIT]
+        return [node_read(row).node for row in out[:SCOPE_LIMIT]]
 
 
 def merged(dataset: Dataset) -> dict[str, dict[str, Any]]:
@@ -186,7 +190,7 @@ async def _one(
     started = time.perf_counter()
     source = sources[ref.project]
     graph = CaseGraph()
-    graph.add_rows(source.ancestors(case["answer_unit"]))
+    graph.add(source.ancestors(case["answer_unit"]))
     facts = CaseFacts(
         id=case["id"],
         question=case["question"],

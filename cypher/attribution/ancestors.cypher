@@ -2,7 +2,7 @@
 // operation with all its CONSUMES/PRODUCES edges as [type, unit id, position]: what an attribution
 // walks. The same traversal and projection as cases/ancestors (the subgraph endpoint's): `ts` as
 // [epoch seconds, nanosecond, offset seconds] instead of a DateTime, which the driver decodes
-// several times slower (service/attribution/graph.py: timestamp).
+// several times slower (service/attribution/rows.py: timestamp).
 // $params: project (string), unit_id (string), limit (int: at most this many nodes)
 MATCH (start:Unit {project: $project, id: $unit_id})
 MATCH (start)-[:PRODUCED_BY|CONSUMES*0..]->(x)

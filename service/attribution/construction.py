@@ -27,7 +27,7 @@ class Loss:
 def _loss_type(graph: CaseGraph, op_id: str) -> ErrorType:
     op = graph.operations[op_id]
     if op.kind == "deletion" or any(
-        graph.units.get(y, NO_UNIT).kind == "tombstone" for y in graph.outputs.get(op_id, [])
+        graph.units.get(y, NO_UNIT).kind == "tombstone" for y in graph.outputs.get(op_id, ())
     ):
         return "DeletionError"
     if op.kind == "update":
@@ -77,7 +77,7 @@ def _successor(walk: Walk, unit: Node, question_time: float) -> tuple[str, list[
     for op in builders(walk, unit.id, question_time):
         nxt = [
             y
-            for y in walk.graph.outputs.get(op, [])
+            for y in walk.graph.outputs.get(op, ())
             if (n := walk.graph.units.get(y))
             and n.entry == unit.entry
             and n.kind in (unit.kind, "tombstone")
@@ -97,7 +97,7 @@ def _sole_step(walk: Walk, unit: Node, question_time: float) -> tuple[str, str] 
     ops = builders(walk, unit.id, question_time)
     if len(ops) != 1:
         return None
-    outs = walk.graph.outputs.get(ops[0], [])
+    outs = walk.graph.outputs.get(ops[0], ())
     if len(outs) == 1 and (n := walk.graph.units.get(outs[0])) and n.kind == unit.kind:
         return ops[0], outs[0]
     return None
@@ -185,7 +185,7 @@ async def follow(
         if not took:
             live.append(path)
             continue
-        outputs = {op: walk.graph.outputs.get(op, []) for op in took}
+        outputs = {op: walk.graph.outputs.get(op, ()) for op in took}
         verdicts = await walk.carries([y for ys in outputs.values() for y in ys])
         carried = [(op, y) for op, ys in outputs.items() for y in ys if verdicts.get(y)]
         if carried:
@@ -197,7 +197,9 @@ async def follow(
     return live, losses
 
 
-def _likeliest_loss(walk: Walk, lost: str, took: list[str], outputs: dict[str, list[str]]) -> str:
+def _likeliest_loss(
+    walk: Walk, lost: str, took: list[str], outputs: dict[str, tuple[str, ...]]
+) -> str:
     """Of the operations that took the carrier ``lost`` and produced none (several extractors
     reading the same message, say), the one whose role was to keep it: the one whose outputs
     restate most of it, the earliest among equals."""

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Any, Protocol
+from typing import Protocol
 
 from service.attribution.confidence import calibrated
 from service.attribution.construction import builders, follow, is_live, loss_reason
-from service.attribution.graph import READ_KINDS, CaseGraph
+from service.attribution.graph import READ_KINDS, CaseGraph, Node, NodeRead
 from service.attribution.judges.base import CachedJudge, Question, Verdict
 from service.attribution.models import (
     AttributionResult,
@@ -52,13 +52,16 @@ SEED_ROUNDS = (8, 24, 64)
 
 
 class GraphSource(Protocol):
-    """Where the walk gets more of the graph; the service backs it with the repository."""
+    """Where the walk gets more of the graph, decoded; the service backs it with the
+    repository."""
 
-    async def descendants(self, unit_ids: list[str]) -> list[dict[str, Any]]: ...
+    async def descendants(self, unit_ids: list[str]) -> list[NodeRead]:
+        """Everything derived from ``unit_ids`` (the units included)."""
+        ...
 
-    async def scope_messages(self, scope: Scope) -> list[dict[str, Any]]:
+    async def scope_messages(self, scope: Scope) -> list[Node]:
         """The source messages in ``scope`` (see :mod:`.scope`) recorded no later than
-        ``scope.until``, as projected rows (``ts`` is when each was recorded)."""
+        ``scope.until``, latest first (a message's ``ts`` is when it was recorded)."""
         ...
 
 
@@ -92,7 +95,7 @@ async def attribute(
     graph: CaseGraph,
     judge: CachedJudge,
     source: GraphSource,
-    evidence_descent: list[dict[str, Any]] | None = None,
+    evidence_descent: list[NodeRead] | None = None,
 ) -> AttributionResult:
     """Walk ``graph`` (the answer's ancestors) for ``case``, fetching more from ``source``.
 
@@ -116,7 +119,7 @@ async def attribute(
     evidence = list(case.evidence_units)
     if evidence:  # known up front: load what derives from it, so the judge can read it
         descent = evidence_descent
-        graph.add_rows(descent if descent is not None else await source.descendants(evidence))
+        graph.add(descent if descent is not None else await source.descendants(evidence))
         # Causality: a unit recorded after the answer cannot be what the answer needed.
         evidence = [e for e in evidence if recorded_by(graph, e, scope.until)]
     walk = Walk(case, graph, judge, _question(case, graph, evidence), scope=scope)
@@ -135,7 +138,7 @@ async def attribute(
                 status="unanswerable",
                 reason="no source message matches what the question needs",
             )
-        graph.add_rows(await source.descendants(evidence))
+        graph.add(await source.descendants(evidence))
         walk.question = _question(case, graph, evidence)
     if stand_in:
         walk.uncertain = True  # the evidence is a best guess, not a judged carrier
@@ -145,7 +148,7 @@ async def attribute(
 
     # 2. Response: the context the answer was written from already had the information.
     read = [
-        u for u in graph.inputs.get(response_op, []) if graph.units.get(u, NO_UNIT).kind != "query"
+        u for u in graph.inputs.get(response_op, ()) if graph.units.get(u, NO_UNIT).kind != "query"
     ]
     carried = [u for u, yes in (await walk.carries(read)).items() if yes]
     # How sure the verdicts every answer rests on are: the evidence (when searched for) and,
@@ -155,7 +158,7 @@ async def attribute(
     if carried:
         # A context that carries the information without descending from the evidence matched
         # it in words only, more often than not: it is less sure (measured on the tuning half).
-        sources = {u for op in graph.ancestors_of(carried[0]) for u in graph.inputs.get(op, [])}
+        sources = {u for op in graph.ancestors_of(carried[0]) for u in graph.inputs.get(op, ())}
         linked = bool(sources & set(evidence))
         return finish(
             status="attributed",
@@ -258,9 +261,9 @@ class _Ranking:
 async def _ranked_messages(walk: Walk, source: GraphSource) -> list[str]:
     """The messages in the case's scope that best match question plus expected answer, best
     first (the :data:`SEED_ROUNDS` many)."""
-    rows = await source.scope_messages(walk.scope)
-    walk.graph.add_rows(rows)
-    candidates = sorted({row["id"] for row in rows} | set(walk.scope.lineage))
+    messages = await source.scope_messages(walk.scope)
+    walk.graph.add_units(messages)
+    candidates = sorted({m.id for m in messages} | set(walk.scope.lineage))
     texts = [(mid, walk.graph.units[mid].text()) for mid in candidates if mid in walk.graph.units]
     query, wanted = f"{walk.case.question} {walk.case.expected_answer}", sum(SEED_ROUNDS)
     ranked = message_index(texts).rank(query, wanted)
@@ -301,11 +304,11 @@ async def _redundant_carrier(
     sources = ranked[:REDUNDANT_SOURCES]
     if not sources:
         return None
-    walk.graph.add_rows(await ranking.source.descendants(sources))
+    walk.graph.add(await ranking.source.descendants(sources))
     found: dict[str, list[str]] = {}
     for message in sources:
         for op in builders(walk, message, question_time):
-            for out in walk.graph.outputs.get(op, []):
+            for out in walk.graph.outputs.get(op, ()):
                 node = walk.graph.units.get(out)
                 if (
                     node is not None
@@ -341,12 +344,12 @@ async def _retrieval_fault(walk: Walk, response_op: str) -> str | None:
     retrievals = sorted(
         (o for o in lineage if walk.graph.operations[o].kind == "retrieval"), key=walk.op_sort_key
     )
-    produced_by_retrieval = {y for o in retrievals for y in walk.graph.outputs.get(o, [])}
+    produced_by_retrieval = {y for o in retrievals for y in walk.graph.outputs.get(o, ())}
     for op in retrievals:
-        outputs = walk.graph.outputs.get(op, [])
+        outputs = walk.graph.outputs.get(op, ())
         if any((await walk.carries(outputs)).values()):
             continue
-        fed = [u for u in walk.graph.inputs.get(op, []) if u in produced_by_retrieval]
+        fed = [u for u in walk.graph.inputs.get(op, ()) if u in produced_by_retrieval]
         if not fed or any((await walk.carries(fed)).values()):
             return op
     return retrievals[-1] if retrievals else None

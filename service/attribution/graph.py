@@ -1,31 +1,22 @@
 """The part of a project's graph one attribution looks at, held in memory.
 
-Built from the projected rows of ``attribution/ancestors`` (what the answer depends on),
-``attribution/descendants`` (what was derived from the evidence) and ``attribution/scope_messages``.
-They share one row shape:
-``{id, kind, name, content, ts, attributes, is_operation, edges: [[type, unit_id, position]]}``.
-
-``ts`` comes from those queries as ``[epoch seconds, nanosecond, offset seconds]`` rather than a
-Neo4j DateTime: the driver's DateTime hydration (pytz, a calendar computed in Python) cost about
-a third of an attribution job's CPU, and three integers make the same instant and local time in
-microseconds (:func:`timestamp`, with ``service.neo4j_values.from_epoch``, which the
-subgraph endpoint shares). A DateTime or datetime (the in-process benchmark's rows) is taken as
-it is.
+Built from typed reads only: a :class:`NodeRead` (a unit or an operation, with an operation's
+input and output unit ids in position order) for what the answer depends on and what derives
+from the evidence, and a :class:`Node` for each message of the case's scope. The repository
+decodes Neo4j's projected rows into them (``service.attribution.rows``), once per job: a read is
+immutable, so every case's graph of a job shares it, and no graph decodes, copies or changes
+one.
 """
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from neo4j.time import DateTime
-
-from graph_schema import ENTRY_KEYS
 from graph_schema.rules import QUESTION_TIME_KINDS
-from service.neo4j_values import from_epoch
 
 # Operation kinds that read the memory at question time; every other kind builds it.
 READ_KINDS = QUESTION_TIME_KINDS
@@ -62,74 +53,15 @@ class Node:
         return made
 
 
-PREPARED = "node"
-"""The key of a prepared row's node (no projected row has it)."""
-PREPARED_EDGES = "ordered_edges"
-"""The key of a prepared operation row's (inputs, outputs), each ordered by position."""
+@dataclass(frozen=True, slots=True)
+class NodeRead:
+    """A unit or an operation as the repository read it: its node and, for an operation, the
+    ids of the units it consumed (``inputs``) and produced (``outputs``), each in position order
+    (a unit has neither). Immutable: a job's cases share one read of each node."""
 
-
-def timestamp(value: Any) -> datetime | None:
-    """A row's ``ts`` as an aware datetime. ``[seconds, nanosecond, offset]`` gives what the
-    driver's ``DateTime.to_native()`` gives: the same instant, the same local time (so the same
-    ``.date()``), nanoseconds cut to microseconds."""
-    if isinstance(value, list):
-        return from_epoch(value)
-    if isinstance(value, DateTime):
-        value = value.to_native()
-    return _aware(value)
-
-
-def _attributes(raw: Any) -> Any:
-    return (json.loads(raw) if isinstance(raw, str) else raw) if raw else {}
-
-
-def prepared(row: dict[str, Any]) -> dict[str, Any]:
-    """The row with its node made (and an operation's edges ordered): for rows many cases read
-    (a scope's messages, a job's ancestors), so each is decoded once, not once per case. A node
-    is immutable, so graphs can share it (and the edge lists, which no graph changes)."""
-    made = {**row, PREPARED: _node(row)}
-    if row.get("is_operation"):
-        made[PREPARED_EDGES] = _ordered_edges(row)
-    return made
-
-
-def _ordered_edges(row: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """An operation row's input and output unit ids, each in position order."""
-    made = row.get(PREPARED_EDGES)
-    if made is not None:
-        return made  # type: ignore[no-any-return]
-    ins = sorted((pos, uid) for kind, uid, pos in row["edges"] if kind == "CONSUMES")
-    outs = sorted((pos, uid) for kind, uid, pos in row["edges"] if kind == "PRODUCES")
-    return [uid for _, uid in ins], [uid for _, uid in outs]
-
-
-def _node(row: dict[str, Any]) -> Node:
-    made = row.get(PREPARED)
-    if made is not None:
-        return made  # type: ignore[no-any-return]
-    attributes = _attributes(row.get("attributes"))
-    if not isinstance(attributes, dict):
-        attributes = {}
-    entry = next((str(attributes[k]) for k in ENTRY_KEYS if attributes.get(k) is not None), None)
-    return Node(
-        id=row["id"],
-        is_operation=bool(row["is_operation"]),
-        kind=row.get("kind") or "other",
-        name=row.get("name") or "",
-        content=row.get("content") or "",
-        ts=timestamp(row.get("ts")),
-        entry=entry,
-        system=row.get("system") or "",
-        session_id=row.get("session_id") or "",
-        attributes=attributes if isinstance(attributes, dict) else {},
-    )
-
-
-def _aware(ts: datetime | None) -> datetime | None:
-    """Timestamps compare only when all carry a zone: a naive one is taken as UTC."""
-    if ts is None or ts.tzinfo is not None:
-        return ts
-    return ts.replace(tzinfo=UTC)
+    node: Node
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
 
 
 @dataclass
@@ -146,8 +78,8 @@ class CaseGraph:
 
     units: dict[str, Node] = field(default_factory=dict)
     operations: dict[str, Node] = field(default_factory=dict)
-    inputs: dict[str, list[str]] = field(default_factory=dict)
-    outputs: dict[str, list[str]] = field(default_factory=dict)
+    inputs: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    outputs: dict[str, tuple[str, ...]] = field(default_factory=dict)
     producers: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     _building: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     _reading: list[str] = field(default_factory=list)  # READ_KINDS operations, as added
@@ -155,31 +87,37 @@ class CaseGraph:
     _consumers: dict[str, list[str]] = field(default_factory=dict)  # consumers_of, as asked
     _ancestors: dict[str, frozenset[str]] = field(default_factory=dict)  # ancestors_of, as asked
 
-    def add_rows(self, rows: list[dict[str, Any]]) -> None:
-        """Merge projected rows; edges are indexed once every node of the rows is known."""
+    def add(self, reads: Iterable[NodeRead]) -> None:
+        """Merge units and operations; edges are indexed once every node of ``reads`` is known.
+        A node already known stays as it is (the first read of it is kept)."""
         new_ops = []
-        for row in rows:
-            node = row.get(PREPARED) or _node(row)
+        for read in reads:
+            node = read.node
             if node.is_operation:
                 if node.id not in self.operations:
                     self.operations[node.id] = node
-                    new_ops.append((node, row))
+                    new_ops.append(read)
             else:
                 self.units.setdefault(node.id, node)
         if new_ops:  # an operation added may read or make any unit: asked again, found anew
             self._consumers.clear()
             self._ancestors.clear()
-        for node, row in new_ops:
-            op = node.id
-            # a prepared row's lists are shared by every graph: never changed in place
-            ins, outs = self.inputs[op], self.outputs[op] = _ordered_edges(row)
-            if node.kind in READ_KINDS:
+        for read in new_ops:
+            op = read.node.id
+            ins = self.inputs[op] = read.inputs
+            outs = self.outputs[op] = read.outputs
+            if read.node.kind in READ_KINDS:
                 self._reading.append(op)
             else:
                 for uid in ins:
                     self._building[uid].append(op)
             for uid in outs:
                 self.producers[uid].append(op)
+
+    def add_units(self, units: Iterable[Node]) -> None:
+        """Merge units read without their operations (a scope's messages): they add no edge."""
+        for node in units:
+            self.units.setdefault(node.id, node)
 
     def building_consumers(self, unit_id: str) -> list[str]:
         """The operations that consumed the unit to build the memory (every kind but
@@ -208,7 +146,7 @@ class CaseGraph:
     def op_time(self, op_id: str) -> datetime | None:
         return self.operations[op_id].ts
 
-    def known_units(self, ids: list[str]) -> list[Node]:
+    def known_units(self, ids: Iterable[str]) -> list[Node]:
         """The units among ``ids`` whose content the graph holds."""
         return [self.units[i] for i in ids if i in self.units]
 

@@ -9,8 +9,10 @@ from typing import Any
 from neo4j import AsyncManagedTransaction, AsyncSession
 
 from cypher import query
+from service.attribution.graph import NodeRead
 from service.attribution.models import AttributionResult
-from service.attribution.row_cache import RowCache, listed_rows
+from service.attribution.row_cache import RowCache, listed_reads
+from service.attribution.rows import node_read
 from service.attribution.shared_graph import Region, extend, read_region
 from service.cases.models import CaseView
 from service.cases.repository import read_case
@@ -19,12 +21,12 @@ from service.db import store_errors
 
 @dataclass(frozen=True)
 class CaseInputs:
-    """What attributing one case reads: the case, the projected rows of its answer's ancestors,
-    and of what derives from its evidence units (when it names any)."""
+    """What attributing one case reads: the case, its answer's ancestors and what derives from
+    its evidence units (when it names any), decoded (``rows``)."""
 
     case: CaseView | None
-    ancestors: list[dict[str, Any]] = field(default_factory=list)
-    derived: list[dict[str, Any]] = field(default_factory=list)
+    ancestors: list[NodeRead] = field(default_factory=list)
+    derived: list[NodeRead] = field(default_factory=list)
 
 
 async def _case_inputs(
@@ -37,9 +39,9 @@ async def _case_inputs(
     case = await read_case(tx, project, case_id)
     if case is None or case.answer_unit is None:
         return CaseInputs(case)
-    ancestors = await _ancestor_rows(tx, project, case.answer_unit, limit, cache)
+    ancestors = await _ancestor_reads(tx, project, case.answer_unit, limit, cache)
     derived = (
-        await _descendant_rows(tx, project, case.evidence_units, limit, cache)
+        await _descendant_reads(tx, project, case.evidence_units, limit, cache)
         if case.evidence_units
         else []
     )
@@ -62,7 +64,7 @@ async def case_graphs(
 ) -> dict[str, CaseInputs]:
     """Many cases' inputs in one read transaction (an attribution job's batch): one
     transaction's overhead for the batch instead of one per case. With ``cache`` (a job's),
-    rows read before are taken from it, not read again (``attribution_rows``)."""
+    nodes read before are taken from it, not read again (``row_cache``)."""
 
     async def work(tx: AsyncManagedTransaction) -> dict[str, CaseInputs]:
         return {cid: await _case_inputs(tx, project, cid, limit, cache) for cid in case_ids}
@@ -103,14 +105,14 @@ async def chunk_graphs(
             ancestors = (
                 ancestry.reach([case.answer_unit])
                 if ancestry is not None
-                else await _ancestor_rows(tx, project, case.answer_unit, limit, cache)
+                else await _ancestor_reads(tx, project, case.answer_unit, limit, cache)
             )
             derived = (
                 []
                 if not case.evidence_units
                 else descent.reach(case.evidence_units)
                 if descent is not None
-                else await _descendant_rows(tx, project, case.evidence_units, limit, cache)
+                else await _descendant_reads(tx, project, case.evidence_units, limit, cache)
             )
             inputs[cid] = CaseInputs(case, ancestors, derived)
         return ChunkInputs(inputs, descent if descent is not None else Region(True))
@@ -126,62 +128,62 @@ async def shared_descendants(
     limit: int,
     cache: RowCache,
     descent: Region,
-) -> list[dict[str, Any]]:
+) -> list[NodeRead]:
     """What :func:`descendants` answers, from the chunk's ``descent``: the descent of the units
     it lacks is read and added to it first (:mod:`.shared_graph`). Never more than ``limit``
-    rows: past it, the per-case read, bounded as it is."""
+    nodes: past it, the per-case read, bounded as it is."""
 
-    async def work(tx: AsyncManagedTransaction) -> list[dict[str, Any]]:
+    async def work(tx: AsyncManagedTransaction) -> list[NodeRead]:
         lacking = [u for u in unit_ids if u not in descent.units]
         if not lacking or await extend(tx, project, descent, lacking, limit, cache):
-            rows = descent.reach(unit_ids)
-            if len(rows) <= limit:
-                return rows
-        return await _descendant_rows(tx, project, unit_ids, limit, cache)
+            reads = descent.reach(unit_ids)
+            if len(reads) <= limit:
+                return reads
+        return await _descendant_reads(tx, project, unit_ids, limit, cache)
 
     # cases in flight at once that lack the same units wait for one read of them
     async with descent.growing:
         if descent.holds(unit_ids):
-            rows = descent.reach(unit_ids)
-            if len(rows) <= limit:
-                return rows
+            reads = descent.reach(unit_ids)
+            if len(reads) <= limit:
+                return reads
         return await session.execute_read(work)
 
 
-async def _ancestor_rows(
+async def _ancestor_reads(
     tx: AsyncManagedTransaction,
     project: str,
     unit_id: str,
     limit: int,
     cache: RowCache | None = None,
-) -> list[dict[str, Any]]:
+) -> list[NodeRead]:
     if cache is not None:
-        return await listed_rows(
+        return await listed_reads(
             tx, project, "attribution/ancestor_ids", cache, unit_ids=[unit_id], limit=limit
         )
     result = await tx.run(
         query("attribution/ancestors"), project=project, unit_id=unit_id, limit=limit
     )
     record = await result.single()
-    return list(record["nodes"]) if record else []
+    return [node_read(row) for row in record["nodes"]] if record else []
 
 
-async def _descendant_rows(
+async def _descendant_reads(
     tx: AsyncManagedTransaction,
     project: str,
     unit_ids: list[str],
     limit: int,
     cache: RowCache | None = None,
-) -> list[dict[str, Any]]:
+) -> list[NodeRead]:
     if cache is not None:
-        return await listed_rows(
+        return await listed_reads(
             tx, project, "attribution/descendant_ids", cache, unit_ids=unit_ids, limit=limit
         )
     result = await tx.run(
         query("attribution/descendants"), project=project, unit_ids=unit_ids, limit=limit
     )
     record = await result.single()
-    return list(record["nodes"]) if record else []
+    return [node_read(row) for row in record["nodes"]] if record else []
 
 
 @store_errors
@@ -191,11 +193,11 @@ async def descendants(
     unit_ids: list[str],
     limit: int,
     cache: RowCache | None = None,
-) -> list[dict[str, Any]]:
-    """Projected rows of everything derived from ``unit_ids`` (at most ``limit`` nodes);
-    through ``cache`` when given (``attribution_rows``)."""
+) -> list[NodeRead]:
+    """Everything derived from ``unit_ids`` (at most ``limit`` nodes), decoded; through
+    ``cache`` when given (``row_cache``)."""
 
-    return await session.execute_read(_descendant_rows, project, unit_ids, limit, cache)
+    return await session.execute_read(_descendant_reads, project, unit_ids, limit, cache)
 
 
 def _stored_row(result: AttributionResult, job: str | None) -> dict[str, Any]:

@@ -18,8 +18,9 @@ service while the job runs is seen by a later job or ``POST /attribute``, not by
 are taken in id order, so one conversation's cases tend to come together: at most
 :data:`SCOPES_KEPT` scopes and :data:`ROWS_KEPT` messages are kept, least recently used first out.
 
-The rows are decoded once (``graph.prepared``), so a case's graph takes them without decoding a
-timestamp or an attributes JSON again.
+The repository decodes the messages (``rows.scope_message``), once per read: every case of the
+scope gets the same immutable nodes, and its graph takes them without decoding a timestamp or an
+attributes JSON again.
 """
 
 from __future__ import annotations
@@ -27,35 +28,18 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from neo4j import AsyncSession
 
 from service.attribution import scope_repository as attribution_scope
-from service.attribution.graph import prepared
+from service.attribution.graph import Node
+from service.attribution.rows import ScopeMessage, nanoseconds
 from service.attribution.scope import Scope
 
 SCOPES_KEPT = 16
 ROWS_KEPT = 100_000
 
 ScopeKey = tuple[tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...]]
-Timed = list[tuple[int | None, dict[str, Any]]]
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND = timedelta(microseconds=1)
-
-
-def _nanoseconds(value: Any) -> int | None:
-    """An instant as nanoseconds since the epoch: ``[seconds, nanosecond, offset]`` as the scope
-    query returns it, or a datetime. Integers compare exactly as Neo4j compares the instants
-    (a datetime would drop the nanoseconds) and far faster than datetimes."""
-    if value is None:
-        return None
-    if isinstance(value, list):
-        return int(value[0]) * 1_000_000_000 + int(value[1])
-    micros: int = (value - _EPOCH) // _MICROSECOND
-    return micros * 1000
 
 
 @dataclass
@@ -63,16 +47,14 @@ class ScopeReads:
     """The complete message lists of the named scopes read so far (None: too many to keep)."""
 
     limit: int
-    _read: OrderedDict[ScopeKey, Timed | None] = field(default_factory=OrderedDict)
+    _read: OrderedDict[ScopeKey, list[ScopeMessage] | None] = field(default_factory=OrderedDict)
     _locks: dict[ScopeKey, asyncio.Lock] = field(default_factory=dict)
 
-    async def messages(
-        self, session: AsyncSession, project: str, scope: Scope
-    ) -> list[dict[str, Any]]:
-        """What ``attribution_scope.scope_messages`` answers for ``scope``, the same rows in
-        the same order (latest first)."""
+    async def messages(self, session: AsyncSession, project: str, scope: Scope) -> list[Node]:
+        """The nodes of what ``attribution_scope.scope_messages`` answers for ``scope``, the
+        same messages in the same order (latest first)."""
         if scope.whole_project:
-            return await attribution_scope.scope_messages(session, project, scope, self.limit)
+            return await attribution_scope.message_nodes(session, project, scope, self.limit)
         key = (scope.systems, scope.attributes, scope.sessions)
         # cases in flight at once wait for one read of their scope rather than each reading it
         async with self._locks.setdefault(key, asyncio.Lock()):
@@ -81,22 +63,22 @@ class ScopeReads:
             self._read.move_to_end(key)
             complete = self._read[key]
         if complete is None:
-            return await attribution_scope.scope_messages(session, project, scope, self.limit)
+            return await attribution_scope.message_nodes(session, project, scope, self.limit)
         # the query's time condition: unknown times count as in time
-        until = _nanoseconds(scope.until)
+        until = nanoseconds(scope.until)
         if until is None:
-            return [row for _, row in complete]
-        return [row for when, row in complete if when is None or when <= until]
+            return [m.node for m in complete]
+        return [m.node for m in complete if m.recorded is None or m.recorded <= until]
 
-    async def _read_all(self, session: AsyncSession, project: str, scope: Scope) -> Timed | None:
+    async def _read_all(
+        self, session: AsyncSession, project: str, scope: Scope
+    ) -> list[ScopeMessage] | None:
         unbounded = replace(scope, until=None, lineage=())
-        rows = await attribution_scope.scope_messages(session, project, unbounded, self.limit + 1)
-        if len(rows) > self.limit:
-            return None
-        return [(_nanoseconds(r["ts"]), prepared(r)) for r in rows]
+        read = await attribution_scope.scope_messages(session, project, unbounded, self.limit + 1)
+        return None if len(read) > self.limit else read
 
-    def _keep(self, key: ScopeKey, rows: Timed | None) -> None:
-        self._read[key] = rows
+    def _keep(self, key: ScopeKey, messages: list[ScopeMessage] | None) -> None:
+        self._read[key] = messages
         while len(self._read) > SCOPES_KEPT or (
             len(self._read) > 1 and sum(len(r or ()) for r in self._read.values()) > ROWS_KEPT
         ):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from neo4j import AsyncManagedTransaction, AsyncSession
 
 from cypher import query
+from service.attribution.graph import Node
+from service.attribution.rows import ScopeMessage, scope_message
 from service.attribution.scope import Scope
 from service.db import store_errors
 
@@ -14,11 +14,11 @@ from service.db import store_errors
 @store_errors
 async def scope_messages(
     session: AsyncSession, project: str, scope: Scope, limit: int
-) -> list[dict[str, Any]]:
-    """Projected rows of the messages in ``scope`` recorded no later than ``scope.until``,
-    latest first (at most ``limit``); ``ts`` is when each was recorded."""
+) -> list[ScopeMessage]:
+    """The messages in ``scope`` recorded no later than ``scope.until``, latest first (at most
+    ``limit``), decoded; a message's ``ts`` is when it was recorded."""
 
-    async def work(tx: AsyncManagedTransaction) -> list[dict[str, Any]]:
+    async def work(tx: AsyncManagedTransaction) -> list[ScopeMessage]:
         result = await tx.run(
             query("attribution/scope_messages"),
             project=project,
@@ -30,6 +30,13 @@ async def scope_messages(
             limit=limit,
         )
         record = await result.single()
-        return list(record["nodes"]) if record else []
+        return [scope_message(row) for row in record["nodes"]] if record else []
 
     return await session.execute_read(work)
+
+
+async def message_nodes(
+    session: AsyncSession, project: str, scope: Scope, limit: int
+) -> list[Node]:
+    """The nodes of :func:`scope_messages`: what a case's graph takes of them."""
+    return [m.node for m in await scope_messages(session, project, scope, limit)]

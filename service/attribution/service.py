@@ -6,14 +6,14 @@ import functools
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from neo4j import AsyncSession
 
 from service.attribution import repository as attributions
 from service.attribution import scope_repository as attribution_scope
 from service.attribution.engine import attribute
-from service.attribution.graph import CaseGraph
+from service.attribution.graph import CaseGraph, Node, NodeRead
 from service.attribution.judge_check import repository as judge_checks
 from service.attribution.judge_check.models import JudgeCheckResult
 from service.attribution.judges.base import CachedJudge, HeuristicStandIn, Judge
@@ -44,7 +44,7 @@ class RepositorySource:
 
     ``session`` is used by one case at a time (a Neo4j session is not shared by concurrent work).
     ``scope_reads``, when given, is shared by the cases of a job: a scope is read once;
-    ``rows`` likewise: a node's row is read once (``row_cache``); ``descent``, when given, is
+    ``rows`` likewise: a node is read and decoded once (``row_cache``); ``descent``, when given, is
     the descent of the evidence its chunk has read (``shared_graph``): a case's descendants are
     taken from it when it holds them, and added to it when read.
     """
@@ -57,7 +57,7 @@ class RepositorySource:
     rows: RowCache | None = None
     descent: Region | None = None
 
-    async def descendants(self, unit_ids: list[str]) -> list[dict[str, Any]]:
+    async def descendants(self, unit_ids: list[str]) -> list[NodeRead]:
         if self.descent is not None and self.rows is not None:
             return await attributions.shared_descendants(
                 self.session,
@@ -71,10 +71,10 @@ class RepositorySource:
             self.session, self.project, unit_ids, self.limit, self.rows
         )
 
-    async def scope_messages(self, scope: Scope) -> list[dict[str, Any]]:
+    async def scope_messages(self, scope: Scope) -> list[Node]:
         if self.scope_reads is not None:
             return await self.scope_reads.messages(self.session, self.project, scope)
-        return await attribution_scope.scope_messages(self.session, self.project, scope, self.limit)
+        return await attribution_scope.message_nodes(self.session, self.project, scope, self.limit)
 
 
 @functools.cache
@@ -281,7 +281,7 @@ async def attribute_inputs(
     case = inputs.case
     assert case is not None and case.answer_unit is not None  # check_case
     graph = CaseGraph()
-    graph.add_rows(inputs.ancestors)
+    graph.add(inputs.ancestors)
     facts = CaseFacts(
         id=case.id,
         question=case.question,

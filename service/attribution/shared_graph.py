@@ -7,29 +7,30 @@ conversation; read case by case, Neo4j traversed it and the driver decoded its l
 case: about half of a job's Neo4j time, and the listings' decoding in Python. So a chunk lists
 the union of its answers' ancestors in one statement (``attribution/ancestor_ids`` from every
 answer at once: Neo4j still expands from each, but lists and sends each node once), fetches the
-rows the job has not read (``row_cache``), and walks each case's ancestors over those rows'
-edges; the
-descendants of the evidence likewise (``attribution/descendant_ids``), and a descent read during
-a walk (the evidence found by search, the redundancy check) joins the chunk's for its later cases.
+rows the job has not read (``row_cache``: each decoded once into a ``NodeRead``), and walks each
+case's ancestors over those reads' edges; the descendants of the evidence likewise
+(``attribution/descendant_ids``), and a descent read during a walk (the evidence found by
+search, the redundancy check) joins the chunk's for its later cases.
 
 Why the walk in Python finds what Neo4j's traversal finds: the union of the ancestors of some
 units holds every ancestor of each node in it (an ancestor's ancestor is one), so every
-producer and every input of its nodes is among its rows: an operation row lists all its CONSUMES
-and PRODUCES edges, and each PRODUCES has its reverse PRODUCED_BY, which the traversal follows
-(``cypher/ingest/create_operations.cypher`` writes them together). The walk from one answer over
-these edges therefore reaches exactly the nodes the per-case traversal reaches. Descendants the
-same way: every consumer of a unit in a union of descendants is in it.
+producer and every input of its nodes is among its reads: an operation's read holds all its
+CONSUMES and PRODUCES edges (its ``inputs`` and ``outputs``), and each PRODUCES has its reverse
+PRODUCED_BY, which the traversal follows (``cypher/ingest/create_operations.cypher`` writes them
+together). The walk from one answer over these edges therefore reaches exactly the nodes the
+per-case traversal reaches. Descendants the same way: every consumer of a unit in a union of
+descendants is in it.
 
 Bounds: the union is read under the same node limit as one case's read (``limit``); when it
-would hold more, some of a case's rows might be missing, so the chunk's cases read their own,
+would hold more, some of a case's reads might be missing, so the chunk's cases read their own,
 each bounded as before (:func:`read_region` answers None).
 
-Order: a case's rows come in the union's order, not its own traversal's. The walk does not
-depend on it: the graph orders an operation's edges by position, and the engine orders
+Order: a case's reads come in the union's order, not its own traversal's. The walk does not
+depend on it: an operation's read holds its edges in position order, and the engine orders
 operations by time then id wherever it chooses among them. (Which of several operations producing
 the answer unit answers is the first listed; answers have one producer.)
 
-Freshness: the chunk's rows are read in one transaction, as before; a descent read during a walk
+Freshness: the chunk's reads are made in one transaction, as before; a descent read during a walk
 is added in its own, and the chunk's later cases take it from there (what is written to the
 project meanwhile is seen by the next chunk, as a scope's messages are, ``scope_reads``).
 """
@@ -39,11 +40,11 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, LiteralString
+from typing import LiteralString
 
 from neo4j import AsyncManagedTransaction
 
-from service.attribution.graph import PREPARED_EDGES
+from service.attribution.graph import NodeRead
 from service.attribution.row_cache import RowCache, listing
 
 ANCESTORS: LiteralString = "attribution/ancestor_ids"
@@ -52,33 +53,33 @@ DESCENDANTS: LiteralString = "attribution/descendant_ids"
 
 @dataclass
 class Region:
-    """Rows closed under one direction of the lineage (every node the traversal reaches from one
+    """Reads closed under one direction of the lineage (every node the traversal reaches from one
     of them is among them), in the order they were listed, with their edges that way."""
 
     descending: bool
-    units: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)
-    operations: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)
+    units: dict[str, tuple[int, NodeRead]] = field(default_factory=dict)
+    operations: dict[str, tuple[int, NodeRead]] = field(default_factory=dict)
     _ops_of: defaultdict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
-    _units_of: dict[str, list[str]] = field(default_factory=dict)
+    _units_of: dict[str, tuple[str, ...]] = field(default_factory=dict)
     growing: asyncio.Lock = field(default_factory=asyncio.Lock)
     """Held while a read adds to the region: cases in flight at once that lack the same units
     wait for one read of them rather than each reading them."""
 
-    def add(self, rows: list[dict[str, Any]]) -> None:
-        """Merge the rows of one complete listing (a region of its own)."""
-        for row in rows:
-            uid = row["id"]
-            if not row["is_operation"]:
+    def add(self, reads: list[NodeRead]) -> None:
+        """Merge the reads of one complete listing (a region of its own)."""
+        for read in reads:
+            uid = read.node.id
+            if not read.node.is_operation:
                 if uid not in self.units:
-                    self.units[uid] = (len(self.units) + len(self.operations), row)
+                    self.units[uid] = (len(self.units) + len(self.operations), read)
                 continue
             if uid in self.operations:
                 continue
-            self.operations[uid] = (len(self.units) + len(self.operations), row)
-            inputs, outputs = row[PREPARED_EDGES]
+            self.operations[uid] = (len(self.units) + len(self.operations), read)
             # ancestors: an operation leads to what it read, a unit to what produced it;
-            # descendants: an operation to what it produced, a unit to what read it. An
-            # operation's list is its prepared row's, shared and never changed.
+            # descendants: an operation to what it produced, a unit to what read it (the
+            # read's own tuples, shared).
+            inputs, outputs = read.inputs, read.outputs
             ahead, behind = (outputs, inputs) if self.descending else (inputs, outputs)
             self._units_of[uid] = ahead
             ops_of = self._ops_of
@@ -89,8 +90,8 @@ class Region:
         """Whether the region answers for every one of these units."""
         return all(uid in self.units for uid in unit_ids)
 
-    def reach(self, unit_ids: list[str]) -> list[dict[str, Any]]:
-        """The rows of the units and of every node reached from them, in the region's order."""
+    def reach(self, unit_ids: list[str]) -> list[NodeRead]:
+        """The reads of the units and of every node reached from them, in the region's order."""
         units = {uid for uid in unit_ids if uid in self.units}
         ops: set[str] = set()
         frontier = units
@@ -107,13 +108,13 @@ class Region:
                 frontier.update(self._units_of[op])
             frontier -= units
             units |= frontier
-        rows = [self.units[u] for u in units if u in self.units]
-        rows += [self.operations[o] for o in ops]
-        rows.sort(key=_position)
-        return [row for _, row in rows]
+        listed = [self.units[u] for u in units if u in self.units]
+        listed += [self.operations[o] for o in ops]
+        listed.sort(key=_position)
+        return [read for _, read in listed]
 
 
-def _position(item: tuple[int, dict[str, Any]]) -> int:
+def _position(item: tuple[int, NodeRead]) -> int:
     return item[0]
 
 
@@ -126,7 +127,7 @@ async def read_region(
     cache: RowCache,
 ) -> Region | None:
     """The region of ``unit_ids`` (their ancestors, or their descendants when ``descending``),
-    or None when it holds more than ``limit`` nodes (then the rows of each unit's own read would
+    or None when it holds more than ``limit`` nodes (then the nodes of each unit's own read would
     not all be in it)."""
     region = Region(descending)
     if not unit_ids:
@@ -145,8 +146,8 @@ async def extend(
     """Add the region of ``unit_ids`` to ``region``: False (and nothing added) when it holds
     more than ``limit`` nodes."""
     name = DESCENDANTS if region.descending else ANCESTORS
-    listed, rows = await listing(tx, project, name, cache, unit_ids=unit_ids, limit=limit + 1)
+    listed, reads = await listing(tx, project, name, cache, unit_ids=unit_ids, limit=limit + 1)
     if listed > limit:
         return False
-    region.add(rows)
+    region.add(reads)
     return True

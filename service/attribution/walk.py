@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from service.attribution.graph import CaseGraph, Node
@@ -68,7 +69,7 @@ class Walk:
     scope: Scope = field(default_factory=lambda: Scope(until=None))
     uncertain: bool = False
 
-    async def carries(self, unit_ids: list[str]) -> dict[str, bool]:
+    async def carries(self, unit_ids: Sequence[str]) -> dict[str, bool]:
         """Whether each unit carries the information: a unit holding a line of the evidence
         verbatim (a buffer or a chunk that kept the message as it was said) carries what the
         evidence says, however long it is and however little else of it is about the question;

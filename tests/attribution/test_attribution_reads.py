@@ -10,7 +10,7 @@ import httpx
 import pytest
 from neo4j import Driver
 
-from service.attribution.graph import timestamp
+from service.attribution.rows import timestamp
 from tests.attribution.test_attribution_job import wait_for
 from tests.attribution.test_attribution_scope import _later_repeat, _results, _send, conversation
 

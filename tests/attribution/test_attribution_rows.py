@@ -1,18 +1,19 @@
-"""A job reads each node of its project once (``repository.attribution_rows``): where every
+"""A job reads each node of its project once (``service/attribution/row_cache.py``): where every
 retrieval consumes the whole store, a conversation's cases share almost all of their graphs.
-The rows a case gets are the rows the per-case read gives, and a job's results are the
-per-request ones."""
+The reads a case gets are the ones the per-case read gives, field by field, and a job's results
+are the per-request ones."""
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import asdict
 from typing import Any
 
 import httpx
 from neo4j import AsyncGraphDatabase
 
 from service.attribution import repository as attributions
-from service.attribution.graph import PREPARED, PREPARED_EDGES
+from service.attribution.graph import NodeRead
 from service.attribution.row_cache import RowCache
 from tests.attribution.test_attribution_reads import _job_results
 from tests.attribution.test_attribution_scope import DAY, _msg, _op, _results, _send, _unit
@@ -97,9 +98,10 @@ def whole_store(p: str) -> dict[str, Any]:
     return {"units": units, "operations": ops, "cases": cases}
 
 
-def _plain(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows without what ``graph.prepared`` adds."""
-    return [{k: v for k, v in r.items() if k not in (PREPARED, PREPARED_EDGES)} for r in rows]
+def _fields(reads: list[NodeRead]) -> list[dict[str, Any]]:
+    """Every field of some reads, their nodes' too (a node's equality leaves its attributes
+    out)."""
+    return [asdict(r) for r in reads]
 
 
 def _read(neo4j: Neo4jHandle, project: str, cases: list[str], cache: RowCache | None) -> Any:
@@ -123,23 +125,24 @@ def test_rows_through_the_cache_are_the_per_case_rows_read_once(
     cached = _read(neo4j, project, cases, cache)
     plain = _read(neo4j, project, cases, None)
     for case in cases:
-        assert _plain(cached[case].ancestors) == plain[case].ancestors
-        assert _plain(cached[case].derived) == plain[case].derived
+        assert _fields(cached[case].ancestors) == _fields(plain[case].ancestors)
+        assert _fields(cached[case].derived) == _fields(plain[case].derived)
     assert plain["w-case2"].derived  # the case names its evidence: its descendants were read
     # the memories and everything they rest on were read for the first case, taken by the others
-    first = {r["id"]: r for r in cached["w-case1"].ancestors}
-    shared = [r for r in cached["w-case3"].ancestors if r["id"] in first and r["id"] != "w-note"]
-    assert {r["id"] for r in shared} >= {"w-f1", "w-f3", "w-f4", "w-x1", "w-x2", "w-m1"}
-    assert all(r is first[r["id"]] for r in shared)
+    first = {r.node.id: r for r in cached["w-case1"].ancestors}
+    shared = [
+        r for r in cached["w-case3"].ancestors if r.node.id in first and r.node.id != "w-note"
+    ]
+    assert {r.node.id for r in shared} >= {"w-f1", "w-f3", "w-f4", "w-x1", "w-x2", "w-m1"}
+    assert all(r is first[r.node.id] for r in shared)
     # a unit known by id only is never kept: once defined, the next read has its content
-    assert (False, "w-note") not in cache.rows
+    assert (False, "w-note") not in cache.reads
     _send(client, project, {"units": [_msg("w-note", "Alice: Note to self.", f"{DAY}T09:00:00Z")]})
     again = _read(neo4j, project, ["w-case1"], cache)
-    note = next(r for r in again["w-case1"].ancestors if r["id"] == "w-note")
-    assert note["content"] == "Alice: Note to self."
-    assert (
-        _plain(again["w-case1"].ancestors)
-        == _read(neo4j, project, ["w-case1"], None)["w-case1"].ancestors
+    note = next(r for r in again["w-case1"].ancestors if r.node.id == "w-note")
+    assert note.node.content == "Alice: Note to self."
+    assert _fields(again["w-case1"].ancestors) == _fields(
+        _read(neo4j, project, ["w-case1"], None)["w-case1"].ancestors
     )
 
 

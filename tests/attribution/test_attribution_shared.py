@@ -12,6 +12,7 @@ import httpx
 from neo4j import AsyncGraphDatabase, AsyncSession
 
 from service.attribution import repository as attributions
+from service.attribution.graph import NodeRead
 from service.attribution.row_cache import RowCache
 from service.attribution.shared_graph import Region
 from tests.attribution.test_attribution_reads import _job_results
@@ -35,9 +36,9 @@ def _with_session(neo4j: Neo4jHandle, work: Callable[[AsyncSession], Awaitable[T
     return asyncio.run(go())
 
 
-def _nodes(rows: list[dict[str, Any]]) -> list[tuple[bool, str]]:
-    """The nodes of some rows (a case's rows come in its chunk's order, not its own read's)."""
-    return sorted((bool(r["is_operation"]), r["id"]) for r in rows)
+def _nodes(reads: list[NodeRead]) -> list[tuple[bool, str]]:
+    """The nodes of some reads (a case's come in its chunk's order, not its own read's)."""
+    return sorted((r.node.is_operation, r.node.id) for r in reads)
 
 
 def _chunk_and_own(
@@ -63,7 +64,7 @@ def test_each_case_of_a_chunk_gets_the_nodes_of_its_own_read(
         assert _nodes(chunk.cases[case].derived) == _nodes(own[case].derived)
     assert own["a-case2"].derived  # the case names its evidence: its descent was read
     # the conversations do not leak into each other's cases
-    assert all(r["id"].startswith("a-") for r in chunk.cases["a-case1"].ancestors)
+    assert all(r.node.id.startswith("a-") for r in chunk.cases["a-case1"].ancestors)
     # the chunk's descent answers what a walk asks later, as a read of it would
     asked = ["a-m1", "a-m2"]
     held, read = _with_session(
@@ -75,7 +76,7 @@ def test_each_case_of_a_chunk_gets_the_nodes_of_its_own_read(
 
 async def _descendants_both_ways(
     session: AsyncSession, project: str, unit_ids: list[str], limit: int, descent: Region
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[NodeRead], list[NodeRead]]:
     shared = await attributions.shared_descendants(
         session, project, unit_ids, limit, RowCache(), descent
     )
@@ -88,7 +89,7 @@ def test_a_chunk_over_the_node_limit_reads_each_case_on_its_own(
     _send(client, project, whole_store("a-"), whole_store("b-"))
     _, unbounded = _chunk_and_own(neo4j, project, 10_000)
     sizes = [len(unbounded[c].ancestors) for c in CASES]
-    union = len({(r["is_operation"], r["id"]) for c in CASES for r in unbounded[c].ancestors})
+    union = len({(r.node.is_operation, r.node.id) for c in CASES for r in unbounded[c].ancestors})
     # a limit every case's ancestry fits in, and the chunk's together do not
     limit = max(sizes)
     assert union > limit
@@ -106,7 +107,7 @@ def test_a_chunk_over_the_node_limit_reads_each_case_on_its_own(
         neo4j, lambda s: _descendants_both_ways(s, project, asked, small, descent)
     )
     assert len(read) == small
-    assert [r["id"] for r in held] == [r["id"] for r in read]
+    assert [r.node.id for r in held] == [r.node.id for r in read]
 
 
 def test_a_job_on_several_whole_store_conversations_gets_the_per_request_results(

@@ -193,8 +193,8 @@ async def run_job(driver: AsyncDriver, database: str, settings: Settings, run: _
 class _Shared:
     """What every case of a job's runner shares: the driver (a session per case in flight),
     the embedder, the scopes' messages read so far (``attribution_scope.ScopeReads``: a
-    conversation's messages are read once, not once per case), the rows of the nodes read so far
-    (``attribution_rows.RowCache``: where every retrieval consumes the whole store, a
+    conversation's messages are read once, not once per case), the nodes read so far, decoded
+    (``row_cache.RowCache``: where every retrieval consumes the whole store, a
     conversation's cases share almost all of their graphs) and the bound on cases in flight.
     (The engine keeps one search index per case scope in the process, so a job's cases of one
     conversation search it once.)"""
