@@ -12,6 +12,8 @@
   a circle a reader has to untangle.
 - no module outside a feature package imports the feature's internals: only its ``service`` and
   ``models`` (and what ``FACE_EXTRAS`` names, with why);
+- the attribution engine imports no driver, Cypher or row decoding: the repository hands it
+  typed reads (issue 24);
 - one chat client: no OpenAI client is made and no chat completion asked for outside
   ``service/llm/client.py`` (in ``service/`` and the closed-loop benchmark), but for the
   embeddings client of the evidence search.
@@ -361,3 +363,40 @@ def test_no_module_outside_a_feature_imports_its_internals() -> None:
     # and the check sees one: the UI reading cases' repository instead of their service
     graph["service.ui.service"] = graph["service.ui.service"] | {"service.cases.repository"}
     assert _internal_imports(graph) == ["service.ui.service -> service.cases.repository"]
+
+
+ENGINE = ("graph", "engine", "walk", "scope", "construction", "confidence", "search", "structured")
+"""The attribution engine's modules under ``service/attribution/`` (and its ``judges/``): they walk
+and judge what the repository side (``repository``, ``rows``, ``row_cache``, ``scope_reads``...)
+read from Neo4j and decoded."""
+ROW_SIDE = ("neo4j", "cypher", "service.attribution.rows", "service.attribution.repository")
+
+
+def _imported(tree: ast.Module) -> set[str]:
+    """Every module name a module imports, the project's and others' (absolute imports only,
+    as the project writes them)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_the_attribution_engine_gets_typed_reads_not_rows() -> None:
+    """No driver, Cypher or row decoding in the engine: the repository hands it ``NodeRead``s
+    and ``Node``s (``service/attribution/rows.py``), so no dict row crosses into it."""
+    folder = SERVICE / "attribution"
+    paths = [folder / f"{name}.py" for name in ENGINE] + sorted((folder / "judges").glob("*.py"))
+    reaching = sorted(
+        f"{path.relative_to(REPO)} imports {name}"
+        for path in paths
+        for name in _imported(ast.parse(path.read_text(encoding="utf-8")))
+        if name.startswith(ROW_SIDE)
+    )
+    assert reaching == []
+    # and the check sees the repository side reading rows
+    assert any(
+        n.startswith("neo4j") for n in _imported(ast.parse((folder / "rows.py").read_text()))
+    )
