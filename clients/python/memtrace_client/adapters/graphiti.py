@@ -4,7 +4,13 @@ behaviour.
     from memtrace_client.adapters.graphiti import trace_graphiti
     graphiti = trace_graphiti(Graphiti(uri, user, password), MemTraceClient(url, project="p"))
     await graphiti.add_episode(name=..., episode_body=turn, reference_time=..., group_id=user)
-    edges = await graphiti.search(question, group_ids=[user])
+    edges = await graphiti.search(question, group_ids=[user], search_filter=CURRENT)
+
+where ``CURRENT = SearchFilters(expired_at=[[DateFilter(comparison_operator=ComparisonOperator.
+is_null)]])`` (``graphiti_core.search.search_filters``): the facts that still hold. Graphiti's
+``search`` and ``search_`` apply no ``expired_at`` filter by default and return retired edges
+too, next to the facts that replaced them; an agent answering in the present wants the filter,
+and with it the attribution can blame the retirement of a fact the answer needed (see below).
 
 Every call reaches the wrapped ``Graphiti`` unchanged and returns what it returned; anything not
 named below (``add_episode_bulk``, ``add_triplet``, ``build_communities``, ...) is the wrapped
@@ -32,9 +38,14 @@ instance's own and is not recorded. Recorded:
   gone afterwards (Graphiti keeps an edge another episode also supports);
 - ``search``: ``graphiti.search`` (retrieval), consuming the query and the current version of
   each edge returned, producing one context of those edges, each with its validity as Graphiti
-  presents facts to an LLM (``fact (valid_at - invalid_at|present)``). As in the LangGraph
-  adapter a search consumes what it returned, not the whole graph: a fact the graph held but the
-  search missed is still found, since the attribution follows each fact to question time;
+  presents facts to an LLM (``fact (valid_at - invalid_at|present)``). An expired edge a search
+  returned (no ``expired_at`` filter) is consumed as the version that states its fact, the one
+  before its retirement, and named in the ``expired_edges`` attribute: that fact is what the
+  search gave the answerer, and the context line carries it; consuming the retired version
+  (``No longer true since ...``) would have the context hold a fact no input held. As in the
+  LangGraph adapter a search consumes what it returned, not the whole graph: a fact the graph
+  held but the search missed is still found, since the attribution follows each fact to
+  question time;
 - ``search_`` (the configurable search): ``graphiti.search_`` (retrieval), the same, with the
   episodes it returned consumed too, and the entities' and communities' summaries in the context
   (entities and communities are not units: see above).
@@ -51,8 +62,9 @@ of the fact>``, and ``...:ended`` once the edge expired, so a later ``search`` (
 process) names the unit the extraction made. A retired edge's version holds what the edge still
 says about the present, that it was replaced (``No longer true since <date>; replaced by:
 <facts>``), with the old fact, its dates and the replacements in its attributes; its old fact
-is not in its text, because the entry no longer asserts it (a search for current facts does not
-return it), and a judge reading the old text would take the retired version for a carrier. So
+is not in its text, because the entry no longer asserts it (a search for current facts, with
+the ``expired_at`` filter, does not return it), and a judge reading the old text would take the
+retired version for a carrier. So
 the attribution reasons about what the graph holds as true now: a question about the past ("what
 did Alex do before the move?") whose fact was rightly retired is blamed on the retirement.
 
@@ -190,6 +202,11 @@ class TracedGraphiti:
             **attributes,
         )
 
+    def _returned(self, edge: EntityEdge) -> UnitIn:
+        """The version of an edge a search returned: the one stating its fact, which is what the
+        search handed on, also when the edge had expired (the version before its retirement)."""
+        return self._version(_live(edge))
+
     def _current(self, edge: EntityEdge) -> UnitLike:
         """The edge's current version: defined when live; named only when expired, since its
         text (what replaced it) was recorded by the call that retired it."""
@@ -311,10 +328,11 @@ class TracedGraphiti:
         self._record_search(
             "graphiti.search",
             query,
-            [*map(self._current, edges)],
+            [*map(self._returned, edges)],
             [fact_line(e) for e in edges],
             bound.arguments.get("group_ids") or [],
             edges=[e.uuid for e in edges],
+            expired_edges=[e.uuid for e in edges if e.expired_at is not None],
             num_results=bound.arguments.get("num_results"),
         )
         return edges
@@ -335,10 +353,11 @@ class TracedGraphiti:
         self._record_search(
             "graphiti.search_",
             query,
-            [*map(self._current, results.edges), *(episode_id(e.uuid) for e in results.episodes)],
+            [*map(self._returned, results.edges), *(episode_id(e.uuid) for e in results.episodes)],
             lines,
             bound.arguments.get("group_ids") or [],
             edges=[e.uuid for e in results.edges],
+            expired_edges=[e.uuid for e in results.edges if e.expired_at is not None],
             nodes=[n.uuid for n in results.nodes],
             episodes=[e.uuid for e in results.episodes],
             communities=[c.uuid for c in results.communities],
