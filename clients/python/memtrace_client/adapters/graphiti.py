@@ -20,7 +20,10 @@ instance's own and is not recorded. Recorded:
   ``episode_id(uuid)``), read by ``graphiti.extract`` (extraction), which produces one
   ``memory`` unit per edge (fact) the episode resolved to, ``memory_id`` the edge's uuid: the
   new edges, and the stored edges the LLM judged duplicates of an extracted one (Graphiti adds
-  the episode to those). No operation produces the message: the attribution takes its evidence
+  the episode to those). Which is which is read from the edge's ``episodes`` (the episode is
+  the first of a new edge's, and is appended to a merged one's) and its ``created_at``; an
+  invalidation candidate Graphiti hands back among the edges is neither. No operation produces
+  the message: the attribution takes its evidence
   from source messages, which no operation made (graph_schema/rules.py), and an ``ingest``
   operation reading it would be a second step that could be blamed for a fact the extraction
   lost. The entities are named in the extraction's attributes, not made units: an entity's
@@ -55,7 +58,9 @@ Why wrap the calls and read their results, not Graphiti's LLM client or its Open
 the dates it set), while an LLM response is only what Graphiti was told before resolving it, and
 its spans carry counts and durations, no facts. What the results do not say is read from the
 call: which edges it made (``created_at`` after the call began), which it retired (``expired_at``
-after the call began). Graphiti's clock and this one are the same process's.
+after the call began). Graphiti's clock and this one are the same process's. Run one
+``add_episode`` per group at a time, as Graphiti itself asks: an edge another call retired while
+this one ran would be taken for one this call retired.
 
 A version of an edge is named by the edge and its state, with no time: ``graphiti:<uuid>:<hash
 of the fact>``, and ``...:ended`` once the edge expired, so a later ``search`` (even in another
@@ -147,6 +152,12 @@ def fact_line(edge: EntityEdge) -> str:
     return f"{edge.fact} ({valid} - {_when(edge.invalid_at) or 'present'})"
 
 
+def _first(edge: EntityEdge, episode: EpisodicNode) -> bool:
+    """Whether ``episode`` is the first of the edge's episodes: the one it was extracted from,
+    not one that found it already stored (made by a concurrent ``add_episode``, say)."""
+    return edge.episodes[:1] == [episode.uuid]
+
+
 def _live(edge: EntityEdge) -> EntityEdge:
     """The edge as it was before it expired (its version before retirement)."""
     return edge.model_copy(update={"expired_at": None}) if edge.expired_at else edge
@@ -226,10 +237,14 @@ class TracedGraphiti:
     def _record_episode(self, results: AddEpisodeResults, body: str, started: datetime) -> None:
         episode = results.episode
         message = self._episode(episode, body)
-        made = [e for e in results.edges if _since(e.created_at, started)]
+        # results.edges is the resolved edges (each with this episode in its ``episodes``: Graphiti
+        # appends it) and the invalidation candidates (never given the episode, and keeping an
+        # older expired_at when already expired): only the former are the extraction's output.
+        resolved = [e for e in results.edges if episode.uuid in e.episodes]
+        made = [e for e in resolved if _since(e.created_at, started) and _first(e, episode)]
         ended = [e for e in results.edges if _since(e.expired_at, started)]
         gone = {e.uuid for e in made + ended}
-        merged = [e for e in results.edges if e.uuid not in gone]
+        merged = [e for e in resolved if e.uuid not in gone]
         common = {**self._common(), "session_id": episode.group_id, "episode_uuid": episode.uuid}
         self.tracer.record_operation(
             "graphiti.extract",
@@ -242,9 +257,9 @@ class TracedGraphiti:
             merged_edges=[e.uuid for e in merged],
             **common,
         )
-        resolved = [e for e in made + merged if e.expired_at is None]
+        holding = [e for e in made + merged if e.expired_at is None]
         for edge in ended:
-            self._record_retired(edge, message, resolved, common)
+            self._record_retired(edge, message, holding, common)
 
     def _record_retired(
         self, edge: EntityEdge, message: UnitIn, resolved: list[EntityEdge], common: dict[str, Any]
