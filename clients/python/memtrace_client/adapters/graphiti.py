@@ -89,6 +89,7 @@ from importlib import metadata
 from typing import Any
 
 from graphiti_core.edges import EntityEdge
+from graphiti_core.errors import NodeNotFoundError
 from graphiti_core.graphiti import AddEpisodeResults, Graphiti
 from graphiti_core.nodes import EpisodicNode
 from graphiti_core.search.search_config import SearchResults
@@ -312,7 +313,7 @@ class TracedGraphiti:
         try:
             episode = await EpisodicNode.get_by_uuid(driver, episode_uuid)
             edges: list[EntityEdge] = await EntityEdge.get_by_uuids(driver, episode.entity_edges)
-        except Exception:  # no such episode: Graphiti's own call raises its own error
+        except NodeNotFoundError:  # no such episode: Graphiti's own call raises its own error
             await self.graphiti.remove_episode(episode_uuid)
             return
         await self.graphiti.remove_episode(episode_uuid)
