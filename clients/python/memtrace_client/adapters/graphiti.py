@@ -232,7 +232,9 @@ class TracedGraphiti:
         body = str(bound.arguments.get("episode_body", ""))
         started = datetime.now(UTC)
         results = await self.graphiti.add_episode(*args, **kwargs)
-        self._record_episode(results, body or results.episode.content, started)
+        # With ``uuid=`` Graphiti reprocesses the stored episode and ignores ``episode_body``:
+        # the text it read is the episode's content.
+        self._record_episode(results, results.episode.content or body, started)
         return results
 
     def _record_episode(self, results: AddEpisodeResults, body: str, started: datetime) -> None:
