@@ -61,6 +61,7 @@ ALEX = "Alex"
 JOB_FACT = "Alex works as a nurse at the city hospital."
 SHELTER = "On Saturdays Alex volunteers at the animal shelter."
 MOVED = "Alex moved to Portland."
+BAKERY = "Sam runs a bakery in Portland."
 LOUD = "Alex finds what people do on Saturdays in Portland too loud."
 CAR = "Alex drives an old red car."
 BROKE = "Alex drove the old red car until it broke down."
@@ -89,10 +90,11 @@ EPISODES = [
         [Fact(ALEX, "VOLUNTEERS_AT", "animal shelter", SHELTER)],
     ),
     # The move is taken to contradict the job: Graphiti retires the job's edge, an UpdateError.
+    # The cousin's bakery starts then too, but replaces nothing: not a replacement of the job.
     Episode(
-        "Alex: I moved to Portland last month.",
-        [ALEX, "Portland"],
-        [Fact(ALEX, "MOVED_TO", "Portland", MOVED)],
+        "Alex: I moved to Portland last month, where my cousin Sam runs a bakery.",
+        [ALEX, "Portland", "Sam", "bakery"],
+        [Fact(ALEX, "MOVED_TO", "Portland", MOVED), Fact("Sam", "RUNS", "bakery", BAKERY)],
         contradicts={MOVED: [JOB_FACT]},
     ),
     # A look-alike the search ranks above the shelter: a RetrievalError. The move said again is
@@ -255,8 +257,10 @@ def test_graphiti_agent_traced_and_each_error_type_attributed(
         p=project,
     ).records
     recorded = [(r["name"], r["kind"], r["ins"], r["outs"]) for r in ops]
-    assert recorded[:8] == [("graphiti.extract", "extraction", 1, 1)] * 5 + [
+    assert recorded[:8] == [("graphiti.extract", "extraction", 1, 1)] * 4 + [
+        ("graphiti.extract", "extraction", 1, 2),  # the move and the bakery
         # the move: the episode, the job's version and the edge that replaced it -> next version
+        # (not the bakery, another fact of the episode, though it starts at the same time)
         ("graphiti.invalidate", "update", 3, 1),
         ("graphiti.extract", "extraction", 1, 2),  # the look-alike, and the move's stored edge
         ("graphiti.extract", "extraction", 1, 1),

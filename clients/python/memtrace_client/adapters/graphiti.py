@@ -32,7 +32,9 @@ instance's own and is not recorded. Recorded:
 - an edge that expired during the call (Graphiti set its ``expired_at``: a stored edge the
   episode contradicts, or a new one extracted with an end date): ``graphiti.invalidate``
   (update) when an edge of the episode that still holds starts where it ends (its ``valid_at``
-  is the expired edge's ``invalid_at``, which is how Graphiti dates a contradiction), consuming
+  is the expired edge's ``invalid_at``, which is how Graphiti dates a contradiction) from the
+  same entity (a heuristic: Graphiti does not say which edge invalidated which; see
+  ``_replacing``), consuming
   the episode, the edge's version and the replacing edges, and producing the edge's next
   version; with nothing in its place, ``graphiti.expire`` (deletion) producing its tombstone.
   A new edge is first the extraction's output, then expired: a fact said as already over
@@ -159,6 +161,32 @@ def _first(edge: EntityEdge, episode: EpisodicNode) -> bool:
     return edge.episodes[:1] == [episode.uuid]
 
 
+def _replacing(retired: EntityEdge, holding: list[EntityEdge]) -> list[EntityEdge]:
+    """The edges of the episode taken to replace ``retired``: a heuristic, since ``add_episode``
+    does not say which edge invalidated which (Graphiti's ``invalidated_by`` stays inside it).
+    Graphiti dates a contradiction by the new fact (the retired edge ends where the new one
+    starts), and a contradiction is between two statements about one subject: the edges of the
+    episode that start then from the retired edge's source entity. Of those, the ones with its
+    target or its relation, if any. Another fact of the episode, about someone or something
+    else, replaces nothing, though it starts at the same time (every fact of an episode does)."""
+    if retired.invalid_at is None:
+        return []
+    ends = _aware(retired.invalid_at)
+    starting = [
+        e
+        for e in holding
+        if e.source_node_uuid == retired.source_node_uuid
+        and e.valid_at is not None
+        and _aware(e.valid_at) == ends
+    ]
+    closer = [
+        e
+        for e in starting
+        if e.target_node_uuid == retired.target_node_uuid or e.name == retired.name
+    ]
+    return closer or starting
+
+
 def _live(edge: EntityEdge) -> EntityEdge:
     """The edge as it was before it expired (its version before retirement)."""
     return edge.model_copy(update={"expired_at": None}) if edge.expired_at else edge
@@ -268,8 +296,7 @@ class TracedGraphiti:
         self, edge: EntityEdge, message: UnitIn, resolved: list[EntityEdge], common: dict[str, Any]
     ) -> None:
         before = self._version(_live(edge))
-        ends = edge.invalid_at
-        replacing = [e for e in resolved if e.valid_at is not None and e.valid_at == ends]
+        replacing = _replacing(edge, resolved)
         dates: dict[str, Any] = {
             "valid_at": _when(edge.valid_at),
             "invalid_at": _when(edge.invalid_at),
