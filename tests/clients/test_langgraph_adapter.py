@@ -22,7 +22,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore, Item
 from langgraph.store.memory import InMemoryStore
 from memtrace_client import MemTraceClient, Tracer
-from memtrace_client.adapters.langgraph import TracedStore, trace_store
+from memtrace_client.adapters.langgraph import TracedStore, trace_store, value_text
 from memtrace_client.models import UnitIn
 from neo4j import Driver
 
@@ -305,6 +305,42 @@ def test_traced_store_behaves_as_the_bare_store(
         "langgraph.get": 6,
         "langgraph.search": 4,
         "langgraph.extract": 1,  # the put with a source
+    }
+
+
+def test_concurrent_tasks_on_one_store_each_answer_from_their_own_search(
+    service: ServiceHandle, project: str, neo4j_driver: Driver, tmp_path: Path
+) -> None:
+    """Two asyncio tasks share one traced store: each searches, both wait until the other has
+    searched too, then each answers. Each answer reads its own search, not the other's."""
+    tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
+    store = trace_store(indexed_store(), tracer)
+    store.put(NS, "job", {"fact": "The user works as a nurse."})
+    store.put(NS, "food", {"fact": "The user's favourite food is ramen."})
+    questions = {"job": "Who works as a nurse?", "food": "Whose favourite food is ramen?"}
+
+    async def ask(question: str, both_searched: asyncio.Barrier) -> tuple[list[Item], UnitIn]:
+        found = await store.asearch(NS, query=question, limit=1)
+        await both_searched.wait()  # the other task searched in between
+        return found, store.answer(lambda context: context)  # repeats what it was given
+
+    async def run() -> list[tuple[list[Item], UnitIn]]:
+        both_searched = asyncio.Barrier(2)
+        return await asyncio.gather(*(ask(q, both_searched) for q in questions.values()))
+
+    results = dict(zip(questions, asyncio.run(run()), strict=True))
+    assert tracer.flush(30)
+    for key, (found, answer) in results.items():
+        assert [i.key for i in found] == [key]  # the searches found different entries
+        assert answer.content == value_text(found[0].value)  # its own search's context only
+    rows = neo4j_driver.execute_query(
+        "MATCH (o:Operation {project: $p, name: 'answer'})-[:CONSUMES]->(q:Unit {kind: 'query'}) "
+        "MATCH (o)-[:PRODUCES]->(a:Unit) RETURN a.content AS answer, collect(q.content) AS queries",
+        p=project,
+    ).records
+    answered = {json.dumps(r["queries"]): r["answer"] for r in rows}
+    assert answered == {
+        json.dumps([questions[key]]): answer.content for key, (_, answer) in results.items()
     }
 
 

@@ -76,14 +76,16 @@ the attribution reasons about what the graph holds as true now: a question about
 did Alex do before the move?") whose fact was rightly retired is blamed on the retirement.
 
 ``answer(...)`` records the answering step over the searches since the last answer and
-``judge(...)`` the case, for ``POST /attribute/{case_id}``.
+``judge(...)`` the case, for ``POST /attribute/{case_id}``. Searches waiting for an answer are
+kept per context (a ``ContextVar``), not per instance: each asyncio task or thread sharing one
+``TracedGraphiti`` answers from its own searches.
 """
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import inspect
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -200,8 +202,11 @@ class TracedGraphiti:
         self.graphiti = graphiti
         self.tracer = tracer
         self.version = graphiti_version()
-        self._pending: list[Retrieval] = []
-        self._lock = threading.Lock()
+        # The searches waiting for an answer, per context (each asyncio task, each thread): a
+        # tuple replaced, never changed, so a task sees only its own searches.
+        self._pending: contextvars.ContextVar[tuple[Retrieval, ...]] = contextvars.ContextVar(
+            f"memtrace_graphiti_pending_{id(self)}", default=()
+        )
 
     def __getattr__(self, name: str) -> Any:
         if name == "graphiti":  # not set yet (during __init__): no recursion into itself
@@ -430,16 +435,16 @@ class TracedGraphiti:
             **attributes,
             **self._common(),
         )
-        with self._lock:
-            self._pending.append(Retrieval(question, context))
+        self._pending.set((*self._pending.get(), Retrieval(question, context)))
 
     # -- answer and judge ------------------------------------------------------------------------
 
     def take_retrievals(self) -> list[Retrieval]:
-        """The searches recorded since the last ``answer`` (and forget them)."""
-        with self._lock:
-            taken, self._pending = self._pending, []
-        return taken
+        """The searches recorded in this context (this task, this thread) since its last
+        ``answer`` (and forget them)."""
+        taken = self._pending.get()
+        self._pending.set(())
+        return list(taken)
 
     def answer(
         self,
@@ -453,7 +458,9 @@ class TracedGraphiti:
         """Record the answering step over ``retrievals`` (by default the searches since the last
         answer). ``answer`` is the text, or a function from the contexts' text to it (your LLM
         call); ``prompt`` the template that call used. Returns the answer unit. Searches waiting
-        for an answer are kept per instance: concurrent agents pass ``retrievals=``."""
+        for an answer are kept per context: two tasks sharing this instance each answer from
+        their own; searches run in tasks of their own (``asyncio.gather``) are theirs, so
+        pass those to ``retrievals=``."""
         used = list(retrievals) if retrievals is not None else self.take_retrievals()
         inputs = [u for r in used for u in (r.query, r.context)]
         with self.tracer.operation(

@@ -47,7 +47,8 @@ LangMem's memory manager.
 
 ``answer(...)`` records the answering step over the retrievals made since the last answer, and
 ``judge(...)`` the case, for ``POST /attribute/{case_id}``. Retrievals waiting for an answer are
-kept per store, not per thread: concurrent agents on one store pass ``retrievals=`` explicitly.
+kept per context (a ``ContextVar``), not per store: each asyncio task or thread sharing one store
+answers from its own, as a graph node that searches then answers does.
 """
 
 from __future__ import annotations
@@ -55,7 +56,6 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import json
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -150,8 +150,11 @@ class TracedStore(BaseStore):
         self._extraction: contextvars.ContextVar[_Extraction | None] = contextvars.ContextVar(
             f"memtrace_langgraph_extraction_{id(self)}", default=None
         )
-        self._pending: list[Retrieval] = []
-        self._lock = threading.Lock()
+        # The retrievals waiting for an answer, per context (each asyncio task, each thread): a
+        # tuple replaced, never changed, so a task sees only its own retrievals.
+        self._pending: contextvars.ContextVar[tuple[Retrieval, ...]] = contextvars.ContextVar(
+            f"memtrace_langgraph_pending_{id(self)}", default=()
+        )
 
     def __getattr__(self, name: str) -> Any:
         if name == "store":  # not set yet (during __init__): no recursion into itself
@@ -361,16 +364,16 @@ class TracedStore(BaseStore):
             **attributes,
         )
         if extraction is None:
-            with self._lock:
-                self._pending.append(Retrieval(question, context))
+            self._pending.set((*self._pending.get(), Retrieval(question, context)))
 
     # -- answer and judge ------------------------------------------------------------------------
 
     def take_retrievals(self) -> list[Retrieval]:
-        """The retrievals recorded since the last ``answer`` (and forget them)."""
-        with self._lock:
-            taken, self._pending = self._pending, []
-        return taken
+        """The retrievals recorded in this context (this task, this thread) since its last
+        ``answer`` (and forget them)."""
+        taken = self._pending.get()
+        self._pending.set(())
+        return list(taken)
 
     def answer(
         self,
@@ -383,7 +386,10 @@ class TracedStore(BaseStore):
     ) -> UnitIn:
         """Record the answering step over ``retrievals`` (by default those since the last
         answer). ``answer`` is the text, or a function from the retrieved contexts' text to it
-        (your LLM call); ``prompt`` the template that call used. Returns the answer unit."""
+        (your LLM call); ``prompt`` the template that call used. Returns the answer unit.
+        Retrievals waiting for an answer are kept per context: two tasks sharing this store each
+        answer from their own; retrievals run in tasks of their own (``asyncio.gather``) are
+        theirs, so pass those to ``retrievals=``."""
         used = list(retrievals) if retrievals is not None else self.take_retrievals()
         inputs = [u for r in used for u in (r.query, r.context)]
         with self.tracer.operation(
