@@ -83,13 +83,8 @@ kept per context (a ``ContextVar``), not per instance: each asyncio task or thre
 
 from __future__ import annotations
 
-import contextvars
-import hashlib
 import inspect
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib import metadata
 from typing import Any
 
 from graphiti_core.edges import EntityEdge
@@ -98,25 +93,18 @@ from graphiti_core.graphiti import AddEpisodeResults, Graphiti
 from graphiti_core.nodes import EpisodicNode
 from graphiti_core.search.search_config import SearchResults
 
-from memtrace_client.adapters.judging import decided_verdict
+from memtrace_client.adapters.answering import (
+    AnswersRetrievals,
+    PendingRetrievals,
+    digest,
+    package_version,
+)
+from memtrace_client.adapters.answering import Retrieval as Retrieval  # public, as before
 from memtrace_client.client import MemTraceClient
-from memtrace_client.models import UnitIn, Verdict
-from memtrace_client.prompts import PromptLike
+from memtrace_client.models import UnitIn
 from memtrace_client.tracer import Tracer, UnitLike
 
 SYSTEM = "graphiti"
-
-
-@dataclass(frozen=True)
-class Retrieval:
-    """One recorded ``search`` or ``search_``: its query unit and the context unit it produced."""
-
-    query: UnitIn
-    context: UnitIn
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
 def _aware(value: datetime) -> datetime:
@@ -134,10 +122,7 @@ def _when(value: datetime | None) -> str | None:
 
 
 def graphiti_version() -> str:
-    try:
-        return metadata.version("graphiti-core")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    return package_version("graphiti-core")
 
 
 def episode_id(episode_uuid: str) -> str:
@@ -147,7 +132,7 @@ def episode_id(episode_uuid: str) -> str:
 
 def version_id(edge: EntityEdge) -> str:
     """The unit id of the edge's current version (see the module doc)."""
-    base = f"graphiti:{edge.uuid}:{_digest(edge.fact)}"
+    base = f"graphiti:{edge.uuid}:{digest(edge.fact)}"
     return f"{base}:ended" if edge.expired_at is not None else base
 
 
@@ -194,19 +179,18 @@ def _live(edge: EntityEdge) -> EntityEdge:
     return edge.model_copy(update={"expired_at": None}) if edge.expired_at else edge
 
 
-class TracedGraphiti:
+class TracedGraphiti(AnswersRetrievals):
     """A ``Graphiti`` whose ``add_episode``, ``remove_episode``, ``search`` and ``search_`` are
-    traced; every other attribute is the wrapped instance's own."""
+    traced; every other attribute is the wrapped instance's own. ``answer`` and ``judge``:
+    :class:`~memtrace_client.adapters.answering.AnswersRetrievals`."""
+
+    system = SYSTEM
 
     def __init__(self, graphiti: Graphiti, tracer: Tracer) -> None:
         self.graphiti = graphiti
         self.tracer = tracer
         self.version = graphiti_version()
-        # The searches waiting for an answer, per context (each asyncio task, each thread): a
-        # tuple replaced, never changed, so a task sees only its own searches.
-        self._pending: contextvars.ContextVar[tuple[Retrieval, ...]] = contextvars.ContextVar(
-            f"memtrace_graphiti_pending_{id(self)}", default=()
-        )
+        self._pending = PendingRetrievals(f"memtrace_graphiti_pending_{id(self)}")
 
     def __getattr__(self, name: str) -> Any:
         if name == "graphiti":  # not set yet (during __init__): no recursion into itself
@@ -435,66 +419,7 @@ class TracedGraphiti:
             **attributes,
             **self._common(),
         )
-        self._pending.set((*self._pending.get(), Retrieval(question, context)))
-
-    # -- answer and judge ------------------------------------------------------------------------
-
-    def take_retrievals(self) -> list[Retrieval]:
-        """The searches recorded in this context (this task, this thread) since its last
-        ``answer`` (and forget them)."""
-        taken = self._pending.get()
-        self._pending.set(())
-        return list(taken)
-
-    def answer(
-        self,
-        answer: str | Callable[[str], str],
-        *,
-        retrievals: Iterable[Retrieval] | None = None,
-        name: str = "answer",
-        prompt: PromptLike | None = None,
-        **attributes: Any,
-    ) -> UnitIn:
-        """Record the answering step over ``retrievals`` (by default the searches since the last
-        answer). ``answer`` is the text, or a function from the contexts' text to it (your LLM
-        call); ``prompt`` the template that call used. Returns the answer unit. Searches waiting
-        for an answer are kept per context: two tasks sharing this instance each answer from
-        their own; searches run in tasks of their own (``asyncio.gather``) are theirs, so
-        pass those to ``retrievals=``."""
-        used = list(retrievals) if retrievals is not None else self.take_retrievals()
-        inputs = [u for r in used for u in (r.query, r.context)]
-        with self.tracer.operation(
-            name, kind="response", inputs=inputs, system=SYSTEM, prompt=prompt, **attributes
-        ) as op:
-            context = "\n".join(r.context.content for r in used)
-            unit = self.tracer.answer(answer(context) if callable(answer) else answer)
-            op.output(unit)
-        return unit
-
-    def judge(
-        self,
-        question: str,
-        expected_answer: str,
-        answer_unit: UnitIn,
-        verdict: Verdict | None = None,
-        *,
-        judge: Callable[[str, str, str], bool] | None = None,
-        evidence: Iterable[UnitLike] = (),
-        **attributes: Any,
-    ) -> str:
-        """Record the case: the verdict given, or decided by ``judge(question, expected,
-        answer)``, or by whether the expected answer's words all appear in the answer.
-        ``evidence``: the episodes that held the answer, when known (``episode_id(uuid)``).
-        Returns the case id."""
-        return self.tracer.case(
-            question,
-            expected_answer,
-            answer_unit,
-            decided_verdict(question, expected_answer, answer_unit.content, verdict, judge),
-            evidence_units=evidence,
-            system=SYSTEM,
-            **attributes,
-        )
+        self._pending.add(question, context)
 
 
 def trace_graphiti(
