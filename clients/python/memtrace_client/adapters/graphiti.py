@@ -23,22 +23,21 @@ instance's own and is not recorded. Recorded:
   the episode to those). Which is which is read from the edge's ``episodes`` (the episode is
   the first of a new edge's, and is appended to a merged one's) and its ``created_at``; an
   invalidation candidate Graphiti hands back among the edges is neither. No operation produces
-  the message: the attribution takes its evidence
-  from source messages, which no operation made (graph_schema/rules.py), and an ``ingest``
-  operation reading it would be a second step that could be blamed for a fact the extraction
-  lost. The entities are named in the extraction's attributes, not made units: an entity's
-  summary repeats its edges' facts, and a second carrier of each fact would hide every loss of
-  the edge itself. The group is the operations' ``session_id`` (the attribution's scope);
+  the message: the attribution takes its evidence from source messages, which no operation made
+  (graph_schema/rules.py), and an ``ingest`` operation reading it would be a second step that
+  could be blamed for a fact the extraction lost. The entities are named in the extraction's
+  attributes, not made units: an entity's summary repeats its edges' facts, and a second carrier
+  of each fact would hide every loss of the edge itself. The group is the operations'
+  ``session_id`` (the attribution's scope);
 - an edge that expired during the call (Graphiti set its ``expired_at``: a stored edge the
   episode contradicts, or a new one extracted with an end date): ``graphiti.invalidate``
   (update) when an edge of the episode that still holds starts where it ends (its ``valid_at``
   is the expired edge's ``invalid_at``, which is how Graphiti dates a contradiction) from the
   same entity (a heuristic: Graphiti does not say which edge invalidated which; see
-  ``_replacing``), consuming
-  the episode, the edge's version and the replacing edges, and producing the edge's next
-  version; with nothing in its place, ``graphiti.expire`` (deletion) producing its tombstone.
-  A new edge is first the extraction's output, then expired: a fact said as already over
-  ("until it broke down") leaves no live memory of the present;
+  ``_replacing``), consuming the episode, the edge's version and the replacing edges, and
+  producing the edge's next version; with nothing in its place, ``graphiti.expire`` (deletion)
+  producing its tombstone. A new edge is first the extraction's output, then expired: a fact
+  said as already over ("until it broke down") leaves no live memory of the present;
 - ``remove_episode``: ``graphiti.remove_episode`` (deletion), a tombstone for each edge that was
   gone afterwards (Graphiti keeps an edge another episode also supports);
 - ``search``: ``graphiti.search`` (retrieval), consuming the query and the current version of
@@ -71,9 +70,9 @@ says about the present, that it was replaced (``No longer true since <date>; rep
 <facts>``), with the old fact, its dates and the replacements in its attributes; its old fact
 is not in its text, because the entry no longer asserts it (a search for current facts, with
 the ``expired_at`` filter, does not return it), and a judge reading the old text would take the
-retired version for a carrier. So
-the attribution reasons about what the graph holds as true now: a question about the past ("what
-did Alex do before the move?") whose fact was rightly retired is blamed on the retirement.
+retired version for a carrier. So the attribution reasons about what the graph holds as true
+now: a question about the past ("what did Alex do before the move?") whose fact was rightly
+retired is blamed on the retirement.
 
 ``answer(...)`` records the answering step over the searches since the last answer and
 ``judge(...)`` the case, for ``POST /attribute/{case_id}``. Searches waiting for an answer are
@@ -282,10 +281,10 @@ class TracedGraphiti(AnswersRetrievals):
             self._record_retired(edge, message, holding, common)
 
     def _record_retired(
-        self, edge: EntityEdge, message: UnitIn, resolved: list[EntityEdge], common: dict[str, Any]
+        self, edge: EntityEdge, message: UnitIn, holding: list[EntityEdge], common: dict[str, Any]
     ) -> None:
         before = self._version(_live(edge))
-        replacing = _replacing(edge, resolved)
+        replacing = _replacing(edge, holding)
         dates: dict[str, Any] = {
             "valid_at": _when(edge.valid_at),
             "invalid_at": _when(edge.invalid_at),
