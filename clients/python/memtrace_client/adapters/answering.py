@@ -90,7 +90,7 @@ class AnswersRetrievals:
         (your LLM call); ``prompt`` the template that call used. Returns the answer unit.
         Retrievals waiting for an answer are kept per context: two tasks sharing the adapter
         each answer from their own; retrievals run in tasks of their own (``asyncio.gather``)
-        are theirs, so pass those to ``retrievals=``."""
+        are theirs: take them there (``take_retrievals()``) and pass them to ``retrievals=``."""
         used = list(retrievals) if retrievals is not None else self.take_retrievals()
         inputs = [u for r in used for u in (r.query, r.context)]
         with self.tracer.operation(
