@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextvars
 import hashlib
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, ClassVar
@@ -44,23 +46,48 @@ class Retrieval:
 
 
 class PendingRetrievals:
-    """The retrievals waiting for an answer, per context (each asyncio task, each thread): a
-    ``ContextVar`` holding a tuple that is replaced, never changed, so two tasks sharing one
-    adapter each see their own, and a task sees its parent's made before it started."""
+    """The retrievals waiting for an answer: the adapter's own list, or, inside an
+    :meth:`answering` block, the block's.
+
+    Why both: a graph's nodes run in contexts of their own (LangGraph copies the context into
+    each node's thread or task), so a search in a ``retrieve`` node and the answer in a
+    ``generate`` node only meet in a list both can reach, the adapter's. Two tasks that share one
+    adapter and answer different questions at once would take each other's searches from it, so
+    each opens ``with adapter.answering():`` around its work: the block's list is set in a
+    ``ContextVar``, and every context copied from inside the block (the nodes of a graph invoked
+    there, tasks it starts) shares that one list object.
+    """
 
     def __init__(self, name: str) -> None:
-        self._var: contextvars.ContextVar[tuple[Retrieval, ...]] = contextvars.ContextVar(
-            name, default=()
+        self._shared: list[Retrieval] = []
+        self._block: contextvars.ContextVar[list[Retrieval] | None] = contextvars.ContextVar(
+            name, default=None
         )
+        self._lock = threading.Lock()  # nodes in threads append and take at once
+
+    def _list(self) -> list[Retrieval]:
+        block = self._block.get()
+        return self._shared if block is None else block
 
     def add(self, query: UnitIn, context: UnitIn) -> None:
-        self._var.set((*self._var.get(), Retrieval(query, context)))
+        with self._lock:
+            self._list().append(Retrieval(query, context))
 
     def take(self) -> list[Retrieval]:
-        """This context's retrievals since its last ``take`` (and forget them)."""
-        taken = self._var.get()
-        self._var.set(())
-        return list(taken)
+        """The retrievals since the last ``take`` (and forget them)."""
+        with self._lock:
+            pending = self._list()
+            taken = list(pending)
+            pending.clear()
+        return taken
+
+    @contextmanager
+    def block(self) -> Iterator[None]:
+        token = self._block.set([])
+        try:
+            yield
+        finally:
+            self._block.reset(token)
 
 
 class AnswersRetrievals:
@@ -72,9 +99,17 @@ class AnswersRetrievals:
     _pending: PendingRetrievals
 
     def take_retrievals(self) -> list[Retrieval]:
-        """The retrievals recorded in this context (this task, this thread) since its last
-        ``answer`` (and forget them)."""
+        """The retrievals recorded since the last ``answer`` (in this ``answering`` block, if
+        one is open), and forget them."""
         return self._pending.take()
+
+    def answering(self) -> AbstractContextManager[None]:
+        """``with adapter.answering():`` around one question's searches and answer, when several
+        questions are asked at once on one adapter (asyncio tasks, threads): each block's answer
+        reads the searches made in it, including in the graph nodes and tasks it starts. Outside
+        any block the adapter keeps one list, which a graph's separate retrieve and answer nodes
+        both reach."""
+        return self._pending.block()
 
     def answer(
         self,
@@ -88,9 +123,8 @@ class AnswersRetrievals:
         """Record the answering step over ``retrievals`` (by default those since the last answer
         in this context). ``answer`` is the text, or a function from the contexts' text to it
         (your LLM call); ``prompt`` the template that call used. Returns the answer unit.
-        Retrievals waiting for an answer are kept per context: two tasks sharing the adapter
-        each answer from their own; retrievals run in tasks of their own (``asyncio.gather``)
-        are theirs: take them there (``take_retrievals()``) and pass them to ``retrievals=``."""
+        Questions asked at once on one adapter each take theirs in an :meth:`answering`
+        block."""
         used = list(retrievals) if retrievals is not None else self.take_retrievals()
         inputs = [u for r in used for u in (r.query, r.context)]
         with self.tracer.operation(

@@ -76,8 +76,8 @@ retired is blamed on the retirement.
 
 ``answer(...)`` records the answering step over the searches since the last answer and
 ``judge(...)`` the case, for ``POST /attribute/{case_id}``. Searches waiting for an answer are
-kept per context (a ``ContextVar``), not per instance: each asyncio task or thread sharing one
-``TracedGraphiti`` answers from its own searches.
+kept on the instance, or, for questions asked at once on one instance, in each question's
+``with graphiti.answering():`` block (``memtrace_client.adapters.answering``).
 """
 
 from __future__ import annotations

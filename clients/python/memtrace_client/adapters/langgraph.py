@@ -47,8 +47,9 @@ LangMem's memory manager.
 
 ``answer(...)`` records the answering step over the retrievals made since the last answer, and
 ``judge(...)`` the case, for ``POST /attribute/{case_id}``. Retrievals waiting for an answer are
-kept per context (a ``ContextVar``), not per store: each asyncio task or thread sharing one store
-answers from its own, as a graph node that searches then answers does.
+kept on the store, so a graph's retrieve node and its answer node meet there; questions asked at
+once on one store each take theirs in a ``with store.answering():`` block
+(``memtrace_client.adapters.answering``).
 """
 
 from __future__ import annotations
