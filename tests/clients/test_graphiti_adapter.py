@@ -27,13 +27,14 @@ import runpy
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import httpx
 import pytest
 from graphiti_core import Graphiti
 from graphiti_core.cross_encoder.openai_reranker_client import OpenAIRerankerClient
 from graphiti_core.driver.neo4j_driver import Neo4jDriver
+from graphiti_core.edges import EntityEdge
 from graphiti_core.embedder.openai import OpenAIEmbedder, OpenAIEmbedderConfig
 from graphiti_core.llm_client.config import LLMConfig
 from graphiti_core.llm_client.openai_generic_client import OpenAIGenericClient
@@ -44,6 +45,7 @@ from memtrace_client import MemTraceClient, Tracer
 from memtrace_client.adapters.graphiti import (
     TracedGraphiti,
     episode_id,
+    fact_line,
     trace_graphiti,
     version_id,
 )
@@ -59,6 +61,7 @@ ALEX = "Alex"
 JOB_FACT = "Alex works as a nurse at the city hospital."
 SHELTER = "On Saturdays Alex volunteers at the animal shelter."
 MOVED = "Alex moved to Portland."
+BAKERY = "Sam runs a bakery in Portland."
 LOUD = "Alex finds what people do on Saturdays in Portland too loud."
 CAR = "Alex drives an old red car."
 BROKE = "Alex drove the old red car until it broke down."
@@ -87,10 +90,11 @@ EPISODES = [
         [Fact(ALEX, "VOLUNTEERS_AT", "animal shelter", SHELTER)],
     ),
     # The move is taken to contradict the job: Graphiti retires the job's edge, an UpdateError.
+    # The cousin's bakery starts then too, but replaces nothing: not a replacement of the job.
     Episode(
-        "Alex: I moved to Portland last month.",
-        [ALEX, "Portland"],
-        [Fact(ALEX, "MOVED_TO", "Portland", MOVED)],
+        "Alex: I moved to Portland last month, where my cousin Sam runs a bakery.",
+        [ALEX, "Portland", "Sam", "bakery"],
+        [Fact(ALEX, "MOVED_TO", "Portland", MOVED), Fact("Sam", "RUNS", "bakery", BAKERY)],
         contradicts={MOVED: [JOB_FACT]},
     ),
     # A look-alike the search ranks above the shelter: a RetrievalError. The move said again is
@@ -135,6 +139,7 @@ class Run(NamedTuple):
     episodes: list[str]  # their uuids
     answers: dict[str, UnitIn]
     found: SearchResults  # what search_ returned
+    unfiltered: list[EntityEdge]  # what a search with no expired_at filter returned
 
 
 class Question(NamedTuple):
@@ -154,6 +159,7 @@ SISTER, JOB, DOG = (
 )
 SATURDAYS, FOOD = "What does Alex do on Saturdays?", "What is Alex's favourite food?"
 DRIVES = "Which car does Alex drive?"
+UNFILTERED = "Where did Alex work as a nurse?"
 QUESTIONS = [
     Question(
         SISTER, "Denver", 1, "ExtractionError", "graphiti.extract", EPISODES[1].body, first_fact
@@ -195,7 +201,8 @@ def make_graphiti(neo4j: Neo4jHandle, base_url: str) -> Graphiti:
 
 async def run_agent(graphiti: TracedGraphiti, group: str) -> Run:
     """Remember each episode, let a clean-up remove one, answer each question from a search of
-    the current facts, then look the food up with the configurable search (``search_``)."""
+    the current facts, then look the food up with the configurable search (``search_``), and
+    the job with a search that keeps Graphiti's default (no ``expired_at`` filter)."""
     await graphiti.build_indices_and_constraints()
     episodes = []
     for i, episode in enumerate(EPISODES):
@@ -213,7 +220,8 @@ async def run_agent(graphiti: TracedGraphiti, group: str) -> Run:
         await graphiti.search(q.text, group_ids=[group], num_results=1, search_filter=CURRENT)
         answers[q.text] = graphiti.answer(q.answerer)
     found = await graphiti.search_(FOOD, config=COMBINED_HYBRID_SEARCH_RRF, group_ids=[group])
-    return Run(episodes, answers, found)
+    unfiltered = await graphiti.search(UNFILTERED, group_ids=[group], num_results=20)
+    return Run(episodes, answers, found, unfiltered)
 
 
 def test_graphiti_agent_traced_and_each_error_type_attributed(
@@ -236,7 +244,7 @@ def test_graphiti_agent_traced_and_each_error_type_attributed(
         finally:
             await graphiti.close()
 
-    episodes, answers, found = asyncio.run(run())
+    episodes, answers, found, unfiltered = asyncio.run(run())
     assert script.unknown == []  # every prompt Graphiti sent was one the script knows
     assert {"ExtractedEntities", "ExtractedEdges", "EdgeDuplicate"} <= set(script.asked)
     cases = {q.text: graphiti.judge(q.text, q.expected, answers[q.text]) for q in QUESTIONS}
@@ -249,8 +257,10 @@ def test_graphiti_agent_traced_and_each_error_type_attributed(
         p=project,
     ).records
     recorded = [(r["name"], r["kind"], r["ins"], r["outs"]) for r in ops]
-    assert recorded[:8] == [("graphiti.extract", "extraction", 1, 1)] * 5 + [
+    assert recorded[:8] == [("graphiti.extract", "extraction", 1, 1)] * 4 + [
+        ("graphiti.extract", "extraction", 1, 2),  # the move and the bakery
         # the move: the episode, the job's version and the edge that replaced it -> next version
+        # (not the bakery, another fact of the episode, though it starts at the same time)
         ("graphiti.invalidate", "update", 3, 1),
         ("graphiti.extract", "extraction", 1, 2),  # the look-alike, and the move's stored edge
         ("graphiti.extract", "extraction", 1, 1),
@@ -261,21 +271,32 @@ def test_graphiti_agent_traced_and_each_error_type_attributed(
         ("graphiti.expire", "deletion", 2, 1),  # the episode and Alex's car -> tombstone
         ("graphiti.remove_episode", "deletion", 1, 1),  # the dog's version -> tombstone
     ]
-    assert recorded[12:-1] == [
+    assert recorded[12:-2] == [
         ("graphiti.search", "retrieval", 2, 1),
         ("answer", "response", 2, 1),
     ] * len(QUESTIONS)
-    # search_: the query, each edge's version and each episode's message it returned
+    # search_: the query, each edge's version and each episode's message it returned (search_
+    # filters no expired edge out either: each is the version stating its fact, see below)
     assert found.edges and found.episodes
-    assert recorded[-1] == (
+    assert recorded[-2] == (
         "graphiti.search_",
         "retrieval",
         1 + len(found.edges) + len(found.episodes),
         1,
     )
-    assert {version_id(e) for e in found.edges} | {
-        episode_id(e.uuid) for e in found.episodes
-    } < set(_consumed(neo4j_driver, project, "graphiti.search_"))
+    assert {stated(e) for e in found.edges} | {episode_id(e.uuid) for e in found.episodes} < set(
+        _consumed(neo4j_driver, project, "graphiti.search_")
+    )
+    # A search with no expired_at filter returns retired edges (the job, the car) too: each is
+    # consumed as the version stating the fact the search handed on, which its context line
+    # carries, and named in expired_edges; not as its retired version ("No longer true ...").
+    expired = [e for e in unfiltered if e.expired_at is not None]
+    assert JOB_FACT in {e.fact for e in expired}
+    assert recorded[-1] == ("graphiti.search", "retrieval", 1 + len(unfiltered), 1)
+    last = _last_search(neo4j_driver, project)
+    assert last["expired_edges"] == [e.uuid for e in expired]
+    assert last["consumed"] == {stated(e): e.fact for e in unfiltered}
+    assert last["context"].splitlines() == [fact_line(e) for e in unfiltered]
     # Every unit a search or a retirement named by id (an edge's version, an episode) was defined
     # by the call that made it: the ids derived from Graphiti's state agree across calls.
     undefined = neo4j_driver.execute_query(
@@ -294,7 +315,8 @@ def test_graphiti_agent_traced_and_each_error_type_attributed(
         JOB_FACT,
         f"No longer true since {(DAY0 + timedelta(days=4)).isoformat()}; replaced by: {MOVED}",
     ]
-    contexts = dict(zip((q.text for q in QUESTIONS), _contexts(neo4j_driver, project), strict=True))
+    searched = _contexts(neo4j_driver, project)[: len(QUESTIONS)]
+    contexts = dict(zip((q.text for q in QUESTIONS), searched, strict=True))
     assert contexts[SATURDAYS].startswith(LOUD)  # the look-alike won the search
     assert contexts[FOOD].startswith("Alex's favourite food is ramen.")
 
@@ -343,6 +365,11 @@ def test_graphiti_example_runs_and_its_case_is_attributed(
     assert blamed == ("UpdateError", "graphiti.invalidate")
 
 
+def stated(edge: EntityEdge) -> str:
+    """The id of the version stating the edge's fact (its version before any retirement)."""
+    return version_id(edge.model_copy(update={"expired_at": None}))
+
+
 def _edges(driver: Driver, project: str) -> dict[str, str]:
     """Graphiti's own store: fact -> uuid of every edge of the group, removed ones excepted."""
     rows = driver.execute_query(
@@ -384,6 +411,24 @@ def _contexts(driver: Driver, project: str) -> list[str]:
         p=project,
     ).records
     return [r["content"] for r in rows]
+
+
+def _last_search(driver: Driver, project: str) -> dict[str, Any]:
+    """The last ``graphiti.search``: its expired_edges, the units it consumed (id -> text, the
+    query aside) and its context's text."""
+    rows = driver.execute_query(
+        "MATCH (o:Operation {project: $p, name: 'graphiti.search'}) WITH o ORDER BY o.ts DESC "
+        "LIMIT 1 MATCH (o)-[:PRODUCES]->(c:Unit) MATCH (o)-[:CONSUMES]->(u:Unit) "
+        "WHERE u.kind <> 'query' "
+        "RETURN o.attributes AS attributes, c.content AS context, "
+        "collect([u.id, u.content]) AS consumed",
+        p=project,
+    ).records
+    return {
+        "expired_edges": json.loads(rows[0]["attributes"])["expired_edges"],
+        "consumed": dict(rows[0]["consumed"]),
+        "context": rows[0]["context"],
+    }
 
 
 def _read_by(driver: Driver, project: str, op_id: str) -> list[str]:

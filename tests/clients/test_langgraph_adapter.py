@@ -22,7 +22,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore, Item
 from langgraph.store.memory import InMemoryStore
 from memtrace_client import MemTraceClient, Tracer
-from memtrace_client.adapters.langgraph import TracedStore, trace_store
+from memtrace_client.adapters.langgraph import TracedStore, trace_store, value_text
 from memtrace_client.models import UnitIn
 from neo4j import Driver
 
@@ -306,6 +306,84 @@ def test_traced_store_behaves_as_the_bare_store(
         "langgraph.search": 4,
         "langgraph.extract": 1,  # the put with a source
     }
+
+
+def test_concurrent_tasks_on_one_store_each_answer_from_their_own_search(
+    service: ServiceHandle, project: str, neo4j_driver: Driver, tmp_path: Path
+) -> None:
+    """Two asyncio tasks share one traced store, each in its ``answering`` block: each
+    searches, both wait until the other has searched too, then each answers. Each answer reads
+    its own search, not the other's."""
+    tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
+    store = trace_store(indexed_store(), tracer)
+    store.put(NS, "job", {"fact": "The user works as a nurse."})
+    store.put(NS, "food", {"fact": "The user's favourite food is ramen."})
+    questions = {"job": "Who works as a nurse?", "food": "Whose favourite food is ramen?"}
+
+    async def ask(question: str, both_searched: asyncio.Barrier) -> tuple[list[Item], UnitIn]:
+        with store.answering():
+            found = await store.asearch(NS, query=question, limit=1)
+            await both_searched.wait()  # the other task searched in between
+            return found, store.answer(lambda context: context)  # repeats what it was given
+
+    async def run() -> list[tuple[list[Item], UnitIn]]:
+        both_searched = asyncio.Barrier(2)
+        return await asyncio.gather(*(ask(q, both_searched) for q in questions.values()))
+
+    results = dict(zip(questions, asyncio.run(run()), strict=True))
+    assert tracer.flush(30)
+    for key, (found, answer) in results.items():
+        assert [i.key for i in found] == [key]  # the searches found different entries
+        assert answer.content == value_text(found[0].value)  # its own search's context only
+    rows = neo4j_driver.execute_query(
+        "MATCH (o:Operation {project: $p, name: 'answer'})-[:CONSUMES]->(q:Unit {kind: 'query'}) "
+        "MATCH (o)-[:PRODUCES]->(a:Unit) RETURN a.content AS answer, collect(q.content) AS queries",
+        p=project,
+    ).records
+    answered = {json.dumps(r["queries"]): r["answer"] for r in rows}
+    assert answered == {
+        json.dumps([questions[key]]): answer.content for key, (_, answer) in results.items()
+    }
+
+
+class Turn(TypedDict, total=False):
+    question: str
+    answer: str
+
+
+def test_a_search_in_one_node_is_read_by_the_answer_in_the_next(
+    service: ServiceHandle, project: str, neo4j_driver: Driver, tmp_path: Path
+) -> None:
+    """The usual graph: a ``retrieve`` node searches, a ``generate`` node answers. LangGraph runs
+    each node in a context of its own; the answer still reads the search, sync and async."""
+    tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
+    store = trace_store(indexed_store(), tracer)
+    store.put(NS, "food", {"fact": "The user's favourite food is ramen."})
+
+    def retrieve(state: Turn, *, store: BaseStore) -> Turn:
+        store.search(NS, query=state["question"], limit=1)
+        return {}
+
+    def generate(state: Turn, *, store: BaseStore) -> Turn:
+        return {"answer": store.answer(lambda context: context).content}
+
+    builder = StateGraph(Turn)
+    builder.add_node("retrieve", retrieve)
+    builder.add_node("generate", generate)
+    builder.add_edge(START, "retrieve")
+    builder.add_edge("retrieve", "generate")
+    builder.add_edge("generate", END)
+    graph = builder.compile(store=store)
+    said = graph.invoke({"question": "What food?"})["answer"]
+    said_async = asyncio.run(graph.ainvoke({"question": "Which food?"}))["answer"]
+    assert said == said_async == value_text({"fact": "The user's favourite food is ramen."})
+    assert tracer.flush(30)
+    rows = neo4j_driver.execute_query(
+        "MATCH (o:Operation {project: $p, name: 'answer'})-[:CONSUMES]->(q:Unit {kind: 'query'}) "
+        "RETURN q.content AS query ORDER BY query",
+        p=project,
+    ).records
+    assert [r["query"] for r in rows] == ["What food?", "Which food?"]
 
 
 def test_langgraph_example_runs_and_its_case_is_attributed(

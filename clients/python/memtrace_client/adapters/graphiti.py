@@ -4,7 +4,13 @@ behaviour.
     from memtrace_client.adapters.graphiti import trace_graphiti
     graphiti = trace_graphiti(Graphiti(uri, user, password), MemTraceClient(url, project="p"))
     await graphiti.add_episode(name=..., episode_body=turn, reference_time=..., group_id=user)
-    edges = await graphiti.search(question, group_ids=[user])
+    edges = await graphiti.search(question, group_ids=[user], search_filter=CURRENT)
+
+where ``CURRENT = SearchFilters(expired_at=[[DateFilter(comparison_operator=ComparisonOperator.
+is_null)]])`` (``graphiti_core.search.search_filters``): the facts that still hold. Graphiti's
+``search`` and ``search_`` apply no ``expired_at`` filter by default and return retired edges
+too, next to the facts that replaced them; an agent answering in the present wants the filter,
+and with it the attribution can blame the retirement of a fact the answer needed (see below).
 
 Every call reaches the wrapped ``Graphiti`` unchanged and returns what it returned; anything not
 named below (``add_episode_bulk``, ``add_triplet``, ``build_communities``, ...) is the wrapped
@@ -14,27 +20,36 @@ instance's own and is not recorded. Recorded:
   ``episode_id(uuid)``), read by ``graphiti.extract`` (extraction), which produces one
   ``memory`` unit per edge (fact) the episode resolved to, ``memory_id`` the edge's uuid: the
   new edges, and the stored edges the LLM judged duplicates of an extracted one (Graphiti adds
-  the episode to those). No operation produces the message: the attribution takes its evidence
-  from source messages, which no operation made (graph_schema/rules.py), and an ``ingest``
-  operation reading it would be a second step that could be blamed for a fact the extraction
-  lost. The entities are named in the extraction's attributes, not made units: an entity's
-  summary repeats its edges' facts, and a second carrier of each fact would hide every loss of
-  the edge itself. The group is the operations' ``session_id`` (the attribution's scope);
+  the episode to those). Which is which is read from the edge's ``episodes`` (the episode is
+  the first of a new edge's, and is appended to a merged one's) and its ``created_at``; an
+  invalidation candidate Graphiti hands back among the edges is neither. No operation produces
+  the message: the attribution takes its evidence from source messages, which no operation made
+  (graph_schema/rules.py), and an ``ingest`` operation reading it would be a second step that
+  could be blamed for a fact the extraction lost. The entities are named in the extraction's
+  attributes, not made units: an entity's summary repeats its edges' facts, and a second carrier
+  of each fact would hide every loss of the edge itself. The group is the operations'
+  ``session_id`` (the attribution's scope);
 - an edge that expired during the call (Graphiti set its ``expired_at``: a stored edge the
   episode contradicts, or a new one extracted with an end date): ``graphiti.invalidate``
   (update) when an edge of the episode that still holds starts where it ends (its ``valid_at``
-  is the expired edge's ``invalid_at``, which is how Graphiti dates a contradiction), consuming
-  the episode, the edge's version and the replacing edges, and producing the edge's next
-  version; with nothing in its place, ``graphiti.expire`` (deletion) producing its tombstone.
-  A new edge is first the extraction's output, then expired: a fact said as already over
-  ("until it broke down") leaves no live memory of the present;
+  is the expired edge's ``invalid_at``, which is how Graphiti dates a contradiction) from the
+  same entity (a heuristic: Graphiti does not say which edge invalidated which; see
+  ``_replacing``), consuming the episode, the edge's version and the replacing edges, and
+  producing the edge's next version; with nothing in its place, ``graphiti.expire`` (deletion)
+  producing its tombstone. A new edge is first the extraction's output, then expired: a fact
+  said as already over ("until it broke down") leaves no live memory of the present;
 - ``remove_episode``: ``graphiti.remove_episode`` (deletion), a tombstone for each edge that was
   gone afterwards (Graphiti keeps an edge another episode also supports);
 - ``search``: ``graphiti.search`` (retrieval), consuming the query and the current version of
   each edge returned, producing one context of those edges, each with its validity as Graphiti
-  presents facts to an LLM (``fact (valid_at - invalid_at|present)``). As in the LangGraph
-  adapter a search consumes what it returned, not the whole graph: a fact the graph held but the
-  search missed is still found, since the attribution follows each fact to question time;
+  presents facts to an LLM (``fact (valid_at - invalid_at|present)``). An expired edge a search
+  returned (no ``expired_at`` filter) is consumed as the version that states its fact, the one
+  before its retirement, and named in the ``expired_edges`` attribute: that fact is what the
+  search gave the answerer, and the context line carries it; consuming the retired version
+  (``No longer true since ...``) would have the context hold a fact no input held. As in the
+  LangGraph adapter a search consumes what it returned, not the whole graph: a fact the graph
+  held but the search missed is still found, since the attribution follows each fact to
+  question time;
 - ``search_`` (the configurable search): ``graphiti.search_`` (retrieval), the same, with the
   episodes it returned consumed too, and the entities' and communities' summaries in the context
   (entities and communities are not units: see above).
@@ -44,57 +59,51 @@ Why wrap the calls and read their results, not Graphiti's LLM client or its Open
 the dates it set), while an LLM response is only what Graphiti was told before resolving it, and
 its spans carry counts and durations, no facts. What the results do not say is read from the
 call: which edges it made (``created_at`` after the call began), which it retired (``expired_at``
-after the call began). Graphiti's clock and this one are the same process's.
+after the call began). Graphiti's clock and this one are the same process's. Run one
+``add_episode`` per group at a time, as Graphiti itself asks: an edge another call retired while
+this one ran would be taken for one this call retired.
 
 A version of an edge is named by the edge and its state, with no time: ``graphiti:<uuid>:<hash
 of the fact>``, and ``...:ended`` once the edge expired, so a later ``search`` (even in another
 process) names the unit the extraction made. A retired edge's version holds what the edge still
 says about the present, that it was replaced (``No longer true since <date>; replaced by:
 <facts>``), with the old fact, its dates and the replacements in its attributes; its old fact
-is not in its text, because the entry no longer asserts it (a search for current facts does not
-return it), and a judge reading the old text would take the retired version for a carrier. So
-the attribution reasons about what the graph holds as true now: a question about the past ("what
-did Alex do before the move?") whose fact was rightly retired is blamed on the retirement.
+is not in its text, because the entry no longer asserts it (a search for current facts, with
+the ``expired_at`` filter, does not return it), and a judge reading the old text would take the
+retired version for a carrier. So the attribution reasons about what the graph holds as true
+now: a question about the past ("what did Alex do before the move?") whose fact was rightly
+retired is blamed on the retirement.
 
 ``answer(...)`` records the answering step over the searches since the last answer and
-``judge(...)`` the case, for ``POST /attribute/{case_id}``.
+``judge(...)`` the case, for ``POST /attribute/{case_id}``. Searches waiting for an answer are
+kept on the instance, or, for questions asked at once on one instance, in each question's
+``with graphiti.answering():`` block (``memtrace_client.adapters.answering``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import threading
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib import metadata
 from typing import Any
 
 from graphiti_core.edges import EntityEdge
+from graphiti_core.errors import NodeNotFoundError
 from graphiti_core.graphiti import AddEpisodeResults, Graphiti
 from graphiti_core.nodes import EpisodicNode
 from graphiti_core.search.search_config import SearchResults
 
-from memtrace_client.adapters.judging import decided_verdict
+from memtrace_client.adapters.answering import (
+    AnswersRetrievals,
+    PendingRetrievals,
+    digest,
+    package_version,
+)
+from memtrace_client.adapters.answering import Retrieval as Retrieval  # public, as before
 from memtrace_client.client import MemTraceClient
-from memtrace_client.models import UnitIn, Verdict
-from memtrace_client.prompts import PromptLike
+from memtrace_client.models import UnitIn
 from memtrace_client.tracer import Tracer, UnitLike
 
 SYSTEM = "graphiti"
-
-
-@dataclass(frozen=True)
-class Retrieval:
-    """One recorded ``search`` or ``search_``: its query unit and the context unit it produced."""
-
-    query: UnitIn
-    context: UnitIn
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
 def _aware(value: datetime) -> datetime:
@@ -112,10 +121,7 @@ def _when(value: datetime | None) -> str | None:
 
 
 def graphiti_version() -> str:
-    try:
-        return metadata.version("graphiti-core")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    return package_version("graphiti-core")
 
 
 def episode_id(episode_uuid: str) -> str:
@@ -125,7 +131,7 @@ def episode_id(episode_uuid: str) -> str:
 
 def version_id(edge: EntityEdge) -> str:
     """The unit id of the edge's current version (see the module doc)."""
-    base = f"graphiti:{edge.uuid}:{_digest(edge.fact)}"
+    base = f"graphiti:{edge.uuid}:{digest(edge.fact)}"
     return f"{base}:ended" if edge.expired_at is not None else base
 
 
@@ -135,21 +141,55 @@ def fact_line(edge: EntityEdge) -> str:
     return f"{edge.fact} ({valid} - {_when(edge.invalid_at) or 'present'})"
 
 
+def _first(edge: EntityEdge, episode: EpisodicNode) -> bool:
+    """Whether ``episode`` is the first of the edge's episodes: the one it was extracted from,
+    not one that found it already stored (made by a concurrent ``add_episode``, say)."""
+    return edge.episodes[:1] == [episode.uuid]
+
+
+def _replacing(retired: EntityEdge, holding: list[EntityEdge]) -> list[EntityEdge]:
+    """The edges of the episode taken to replace ``retired``: a heuristic, since ``add_episode``
+    does not say which edge invalidated which (Graphiti's ``invalidated_by`` stays inside it).
+    Graphiti dates a contradiction by the new fact (the retired edge ends where the new one
+    starts), and a contradiction is between two statements about one subject: the edges of the
+    episode that start then from the retired edge's source entity. Of those, the ones with its
+    target or its relation, if any. Another fact of the episode, about someone or something
+    else, replaces nothing, though it starts at the same time (every fact of an episode does)."""
+    if retired.invalid_at is None:
+        return []
+    ends = _aware(retired.invalid_at)
+    starting = [
+        e
+        for e in holding
+        if e.source_node_uuid == retired.source_node_uuid
+        and e.valid_at is not None
+        and _aware(e.valid_at) == ends
+    ]
+    closer = [
+        e
+        for e in starting
+        if e.target_node_uuid == retired.target_node_uuid or e.name == retired.name
+    ]
+    return closer or starting
+
+
 def _live(edge: EntityEdge) -> EntityEdge:
     """The edge as it was before it expired (its version before retirement)."""
     return edge.model_copy(update={"expired_at": None}) if edge.expired_at else edge
 
 
-class TracedGraphiti:
+class TracedGraphiti(AnswersRetrievals):
     """A ``Graphiti`` whose ``add_episode``, ``remove_episode``, ``search`` and ``search_`` are
-    traced; every other attribute is the wrapped instance's own."""
+    traced; every other attribute is the wrapped instance's own. ``answer`` and ``judge``:
+    :class:`~memtrace_client.adapters.answering.AnswersRetrievals`."""
+
+    system = SYSTEM
 
     def __init__(self, graphiti: Graphiti, tracer: Tracer) -> None:
         self.graphiti = graphiti
         self.tracer = tracer
         self.version = graphiti_version()
-        self._pending: list[Retrieval] = []
-        self._lock = threading.Lock()
+        self._pending = PendingRetrievals(f"memtrace_graphiti_pending_{id(self)}")
 
     def __getattr__(self, name: str) -> Any:
         if name == "graphiti":  # not set yet (during __init__): no recursion into itself
@@ -190,6 +230,11 @@ class TracedGraphiti:
             **attributes,
         )
 
+    def _returned(self, edge: EntityEdge) -> UnitIn:
+        """The version of an edge a search returned: the one stating its fact, which is what the
+        search handed on, also when the edge had expired (the version before its retirement)."""
+        return self._version(_live(edge))
+
     def _current(self, edge: EntityEdge) -> UnitLike:
         """The edge's current version: defined when live; named only when expired, since its
         text (what replaced it) was recorded by the call that retired it."""
@@ -203,16 +248,22 @@ class TracedGraphiti:
         body = str(bound.arguments.get("episode_body", ""))
         started = datetime.now(UTC)
         results = await self.graphiti.add_episode(*args, **kwargs)
-        self._record_episode(results, body or results.episode.content, started)
+        # With ``uuid=`` Graphiti reprocesses the stored episode and ignores ``episode_body``:
+        # the text it read is the episode's content.
+        self._record_episode(results, results.episode.content or body, started)
         return results
 
     def _record_episode(self, results: AddEpisodeResults, body: str, started: datetime) -> None:
         episode = results.episode
         message = self._episode(episode, body)
-        made = [e for e in results.edges if _since(e.created_at, started)]
+        # results.edges is the resolved edges (each with this episode in its ``episodes``: Graphiti
+        # appends it) and the invalidation candidates (never given the episode, and keeping an
+        # older expired_at when already expired): only the former are the extraction's output.
+        resolved = [e for e in results.edges if episode.uuid in e.episodes]
+        made = [e for e in resolved if _since(e.created_at, started) and _first(e, episode)]
         ended = [e for e in results.edges if _since(e.expired_at, started)]
         gone = {e.uuid for e in made + ended}
-        merged = [e for e in results.edges if e.uuid not in gone]
+        merged = [e for e in resolved if e.uuid not in gone]
         common = {**self._common(), "session_id": episode.group_id, "episode_uuid": episode.uuid}
         self.tracer.record_operation(
             "graphiti.extract",
@@ -225,16 +276,15 @@ class TracedGraphiti:
             merged_edges=[e.uuid for e in merged],
             **common,
         )
-        resolved = [e for e in made + merged if e.expired_at is None]
+        holding = [e for e in made + merged if e.expired_at is None]
         for edge in ended:
-            self._record_retired(edge, message, resolved, common)
+            self._record_retired(edge, message, holding, common)
 
     def _record_retired(
-        self, edge: EntityEdge, message: UnitIn, resolved: list[EntityEdge], common: dict[str, Any]
+        self, edge: EntityEdge, message: UnitIn, holding: list[EntityEdge], common: dict[str, Any]
     ) -> None:
         before = self._version(_live(edge))
-        ends = edge.invalid_at
-        replacing = [e for e in resolved if e.valid_at is not None and e.valid_at == ends]
+        replacing = _replacing(edge, holding)
         dates: dict[str, Any] = {
             "valid_at": _when(edge.valid_at),
             "invalid_at": _when(edge.invalid_at),
@@ -280,7 +330,7 @@ class TracedGraphiti:
         try:
             episode = await EpisodicNode.get_by_uuid(driver, episode_uuid)
             edges: list[EntityEdge] = await EntityEdge.get_by_uuids(driver, episode.entity_edges)
-        except Exception:  # no such episode: Graphiti's own call raises its own error
+        except NodeNotFoundError:  # no such episode: Graphiti's own call raises its own error
             await self.graphiti.remove_episode(episode_uuid)
             return
         await self.graphiti.remove_episode(episode_uuid)
@@ -311,10 +361,11 @@ class TracedGraphiti:
         self._record_search(
             "graphiti.search",
             query,
-            [*map(self._current, edges)],
+            [*map(self._returned, edges)],
             [fact_line(e) for e in edges],
             bound.arguments.get("group_ids") or [],
             edges=[e.uuid for e in edges],
+            expired_edges=[e.uuid for e in edges if e.expired_at is not None],
             num_results=bound.arguments.get("num_results"),
         )
         return edges
@@ -335,10 +386,11 @@ class TracedGraphiti:
         self._record_search(
             "graphiti.search_",
             query,
-            [*map(self._current, results.edges), *(episode_id(e.uuid) for e in results.episodes)],
+            [*map(self._returned, results.edges), *(episode_id(e.uuid) for e in results.episodes)],
             lines,
             bound.arguments.get("group_ids") or [],
             edges=[e.uuid for e in results.edges],
+            expired_edges=[e.uuid for e in results.edges if e.expired_at is not None],
             nodes=[n.uuid for n in results.nodes],
             episodes=[e.uuid for e in results.episodes],
             communities=[c.uuid for c in results.communities],
@@ -366,64 +418,7 @@ class TracedGraphiti:
             **attributes,
             **self._common(),
         )
-        with self._lock:
-            self._pending.append(Retrieval(question, context))
-
-    # -- answer and judge ------------------------------------------------------------------------
-
-    def take_retrievals(self) -> list[Retrieval]:
-        """The searches recorded since the last ``answer`` (and forget them)."""
-        with self._lock:
-            taken, self._pending = self._pending, []
-        return taken
-
-    def answer(
-        self,
-        answer: str | Callable[[str], str],
-        *,
-        retrievals: Iterable[Retrieval] | None = None,
-        name: str = "answer",
-        prompt: PromptLike | None = None,
-        **attributes: Any,
-    ) -> UnitIn:
-        """Record the answering step over ``retrievals`` (by default the searches since the last
-        answer). ``answer`` is the text, or a function from the contexts' text to it (your LLM
-        call); ``prompt`` the template that call used. Returns the answer unit. Searches waiting
-        for an answer are kept per instance: concurrent agents pass ``retrievals=``."""
-        used = list(retrievals) if retrievals is not None else self.take_retrievals()
-        inputs = [u for r in used for u in (r.query, r.context)]
-        with self.tracer.operation(
-            name, kind="response", inputs=inputs, system=SYSTEM, prompt=prompt, **attributes
-        ) as op:
-            context = "\n".join(r.context.content for r in used)
-            unit = self.tracer.answer(answer(context) if callable(answer) else answer)
-            op.output(unit)
-        return unit
-
-    def judge(
-        self,
-        question: str,
-        expected_answer: str,
-        answer_unit: UnitIn,
-        verdict: Verdict | None = None,
-        *,
-        judge: Callable[[str, str, str], bool] | None = None,
-        evidence: Iterable[UnitLike] = (),
-        **attributes: Any,
-    ) -> str:
-        """Record the case: the verdict given, or decided by ``judge(question, expected,
-        answer)``, or by whether the expected answer's words all appear in the answer.
-        ``evidence``: the episodes that held the answer, when known (``episode_id(uuid)``).
-        Returns the case id."""
-        return self.tracer.case(
-            question,
-            expected_answer,
-            answer_unit,
-            decided_verdict(question, expected_answer, answer_unit.content, verdict, judge),
-            evidence_units=evidence,
-            system=SYSTEM,
-            **attributes,
-        )
+        self._pending.add(question, context)
 
 
 def trace_graphiti(

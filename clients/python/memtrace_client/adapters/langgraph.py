@@ -51,19 +51,18 @@ LangMem's memory manager.
 
 ``answer(...)`` records the answering step over the retrievals made since the last answer, and
 ``judge(...)`` the case, for ``POST /attribute/{case_id}``. Retrievals waiting for an answer are
-kept per store, not per thread: concurrent agents on one store pass ``retrievals=`` explicitly.
+kept on the store, so a graph's retrieve node and its answer node meet there; questions asked at
+once on one store each take theirs in a ``with store.answering():`` block
+(``memtrace_client.adapters.answering``).
 """
 
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import json
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any
 
 from langgraph.store.base import (
@@ -78,10 +77,11 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from memtrace_client.adapters.judging import decided_verdict
+from memtrace_client.adapters.answering import AnswersRetrievals, PendingRetrievals, package_version
+from memtrace_client.adapters.answering import Retrieval as Retrieval  # public, as before
+from memtrace_client.adapters.answering import digest as _digest
 from memtrace_client.client import MemTraceClient
-from memtrace_client.models import UnitIn, Verdict
-from memtrace_client.prompts import PromptLike
+from memtrace_client.models import UnitIn
 from memtrace_client.tracer import Operation, Tracer
 
 SYSTEM = "langgraph"
@@ -96,24 +96,12 @@ CHAT_ROLE_TYPES = {"user": "human", "assistant": "ai"}
 """OpenAI-style roles of a message given as a dict, by the type LangChain gives the same message."""
 
 
-@dataclass(frozen=True)
-class Retrieval:
-    """One recorded ``get`` or ``search``: its query unit and the context unit it produced."""
-
-    query: UnitIn
-    context: UnitIn
-
-
 @dataclass
 class _Extraction:
     """An open ``extracting`` block: its operation and the messages it consumed."""
 
     op: Operation
     sources: list[UnitIn] = field(default_factory=list)
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
 def memory_id_of(namespace: tuple[str, ...], key: str) -> str:
@@ -138,15 +126,15 @@ def content_text(content: Any) -> str:
 
 
 def langgraph_version() -> str:
-    try:
-        return metadata.version("langgraph")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    return package_version("langgraph")
 
 
-class TracedStore(BaseStore):
+class TracedStore(AnswersRetrievals, BaseStore):
     """A ``BaseStore`` that hands every operation to ``store`` and records it with ``tracer``.
-    Any other attribute is the wrapped store's own."""
+    Any other attribute is the wrapped store's own. ``answer`` and ``judge``:
+    :class:`~memtrace_client.adapters.answering.AnswersRetrievals`."""
+
+    system = SYSTEM
 
     def __init__(self, store: BaseStore, tracer: Tracer) -> None:
         self.store = store
@@ -158,8 +146,7 @@ class TracedStore(BaseStore):
         self._extraction: contextvars.ContextVar[_Extraction | None] = contextvars.ContextVar(
             f"memtrace_langgraph_extraction_{id(self)}", default=None
         )
-        self._pending: list[Retrieval] = []
-        self._lock = threading.Lock()
+        self._pending = PendingRetrievals(f"memtrace_langgraph_pending_{id(self)}")
 
     def __getattr__(self, name: str) -> Any:
         if name == "store":  # not set yet (during __init__): no recursion into itself
@@ -372,62 +359,7 @@ class TracedStore(BaseStore):
             **attributes,
         )
         if extraction is None:
-            with self._lock:
-                self._pending.append(Retrieval(question, context))
-
-    # -- answer and judge ------------------------------------------------------------------------
-
-    def take_retrievals(self) -> list[Retrieval]:
-        """The retrievals recorded since the last ``answer`` (and forget them)."""
-        with self._lock:
-            taken, self._pending = self._pending, []
-        return taken
-
-    def answer(
-        self,
-        answer: str | Callable[[str], str],
-        *,
-        retrievals: Iterable[Retrieval] | None = None,
-        name: str = "answer",
-        prompt: PromptLike | None = None,
-        **attributes: Any,
-    ) -> UnitIn:
-        """Record the answering step over ``retrievals`` (by default those since the last
-        answer). ``answer`` is the text, or a function from the retrieved contexts' text to it
-        (your LLM call); ``prompt`` the template that call used. Returns the answer unit."""
-        used = list(retrievals) if retrievals is not None else self.take_retrievals()
-        inputs = [u for r in used for u in (r.query, r.context)]
-        with self.tracer.operation(
-            name, kind="response", inputs=inputs, system=SYSTEM, prompt=prompt, **attributes
-        ) as op:
-            context = "\n".join(r.context.content for r in used)
-            unit = self.tracer.answer(answer(context) if callable(answer) else answer)
-            op.output(unit)
-        return unit
-
-    def judge(
-        self,
-        question: str,
-        expected_answer: str,
-        answer_unit: UnitIn,
-        verdict: Verdict | None = None,
-        *,
-        judge: Callable[[str, str, str], bool] | None = None,
-        evidence: Iterable[UnitIn] = (),
-        **attributes: Any,
-    ) -> str:
-        """Record the case. The verdict is given, or decided by ``judge(question, expected,
-        answer)``, or by default by whether the expected answer's words all appear in the
-        answer. ``evidence``: the messages that held the answer, when known. Returns the id."""
-        return self.tracer.case(
-            question,
-            expected_answer,
-            answer_unit,
-            decided_verdict(question, expected_answer, answer_unit.content, verdict, judge),
-            evidence_units=evidence,
-            system=SYSTEM,
-            **attributes,
-        )
+            self._pending.add(question, context)
 
 
 def trace_store(

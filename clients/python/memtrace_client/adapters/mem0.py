@@ -42,16 +42,15 @@ newest versions (``MemTraceClient.prompt(name)``).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any
 
+from memtrace_client.adapters.answering import digest, package_version
 from memtrace_client.adapters.judging import decided_verdict
 from memtrace_client.client import MemTraceClient
 from memtrace_client.models import OperationKind, UnitIn, Verdict
@@ -75,10 +74,6 @@ class _Capture:
     history: list[tuple[str, str | None, str | None, str]] = field(default_factory=list)
 
 
-def _digest(text: str) -> str:
-    return hashlib.sha1(text.encode()).hexdigest()[:16]
-
-
 def _json_object(text: str) -> dict[str, Any]:
     """The JSON object in an LLM response, tolerating code fences and chatter around it."""
     cleaned = re.sub(r"^```(?:json)?|```$", "", text.strip(), flags=re.MULTILINE).strip()
@@ -93,10 +88,7 @@ def _json_object(text: str) -> dict[str, Any]:
 
 
 def mem0_version() -> str:
-    try:
-        return metadata.version("mem0ai")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    return package_version("mem0ai")
 
 
 def pipeline_of(version: str) -> str:
@@ -184,7 +176,7 @@ class TracedMemory:
         return self.tracer.unit(
             "memory",
             text,
-            id=f"mem0:{memory_id}:{_digest(text)}",
+            id=f"mem0:{memory_id}:{digest(text)}",
             stamp=False,
             memory_id=memory_id,
         )
