@@ -52,6 +52,7 @@ from memtrace_client.adapters.graphiti import (
 from memtrace_client.models import UnitIn
 from neo4j import Driver
 
+from tests.support.graph import read_by
 from tests.support.graphiti_llm import Episode, Fact, GraphitiScript
 from tests.support.llm_server import ScriptedLLM
 from tests.support.servers import REPO, Neo4jHandle, ServiceHandle
@@ -329,7 +330,7 @@ def test_graphiti_agent_traced_and_each_error_type_attributed(
         # (no evidence is given: they are the source messages of the group's scope).
         assert episode_id(episodes[q.episode]) in result["evidence"], (q.text, result)
         # Not just any operation of that name: the one that made this mistake.
-        assert q.culprit in _read_by(neo4j_driver, project, result["operation"]["id"]), q.text
+        assert q.culprit in read_by(neo4j_driver, project, result["operation"]["id"]), q.text
 
 
 def test_graphiti_example_runs_and_its_case_is_attributed(
@@ -429,15 +430,3 @@ def _last_search(driver: Driver, project: str) -> dict[str, Any]:
         "consumed": dict(rows[0]["consumed"]),
         "context": rows[0]["context"],
     }
-
-
-def _read_by(driver: Driver, project: str, op_id: str) -> list[str]:
-    """The texts an operation consumed, and those its inputs were made from (one step up)."""
-    rows = driver.execute_query(
-        "MATCH (o:Operation {project: $p, id: $id})-[:CONSUMES]->(u:Unit) "
-        "OPTIONAL MATCH (u)<-[:PRODUCES]-(:Operation)-[:CONSUMES]->(m:Unit) "
-        "RETURN collect(DISTINCT u.content) + collect(DISTINCT m.content) AS texts",
-        p=project,
-        id=op_id,
-    ).records
-    return list(rows[0]["texts"])

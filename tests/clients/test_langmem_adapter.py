@@ -38,6 +38,7 @@ from memtrace_client.adapters.langmem import TracedManager, trace_manager
 from memtrace_client.models import UnitIn
 from neo4j import Driver
 
+from tests.support.graph import read_by
 from tests.support.llm_server import (
     Reply,
     ScriptedLLM,
@@ -311,7 +312,7 @@ def test_langmem_manager_traced_and_each_error_type_attributed(
         blamed = (result["error_type"], result["operation"]["name"])
         assert blamed == (q.error_type, q.operation), (q.text, json.dumps(result))
         # Not just any operation of that name: the one that made this mistake.
-        assert q.culprit in _read_by(neo4j_driver, project, result["operation"]["id"]), q.text
+        assert q.culprit in read_by(neo4j_driver, project, result["operation"]["id"]), q.text
 
 
 def _ops(driver: Driver, project: str, name: str) -> list[dict[str, Any]]:
@@ -342,18 +343,6 @@ def _writes(driver: Driver, project: str) -> list[dict[str, Any]]:
         p=project,
     ).records
     return [r.data() for r in rows]
-
-
-def _read_by(driver: Driver, project: str, op_id: str) -> list[str]:
-    """The texts an operation consumed, and those its inputs were made from (one step up)."""
-    rows = driver.execute_query(
-        "MATCH (o:Operation {project: $p, id: $id})-[:CONSUMES]->(u:Unit) "
-        "OPTIONAL MATCH (u)<-[:PRODUCES]-(:Operation)-[:CONSUMES]->(m:Unit) "
-        "RETURN collect(DISTINCT u.content) + collect(DISTINCT m.content) AS texts",
-        p=project,
-        id=op_id,
-    ).records
-    return list(rows[0]["texts"])
 
 
 def example_script(request: dict[str, Any]) -> Reply:

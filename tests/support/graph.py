@@ -18,3 +18,16 @@ def graph_counts(driver: Driver, project: str) -> dict[str, int]:
 
 def run(client: httpx.Client, project: str, query: str, **body: object) -> httpx.Response:
     return client.post("/cypher", params={"project": project}, json={"query": query, **body})
+
+
+def read_by(driver: Driver, project: str, op_id: str) -> list[str]:
+    """The texts an operation consumed, and those its inputs were made from (one step up): what
+    the adapters' tests check a blamed operation read."""
+    rows = driver.execute_query(
+        "MATCH (o:Operation {project: $p, id: $id})-[:CONSUMES]->(u:Unit) "
+        "OPTIONAL MATCH (u)<-[:PRODUCES]-(:Operation)-[:CONSUMES]->(m:Unit) "
+        "RETURN collect(DISTINCT u.content) + collect(DISTINCT m.content) AS texts",
+        p=project,
+        id=op_id,
+    ).records
+    return list(rows[0]["texts"])
