@@ -299,9 +299,17 @@ def test_langmem_manager_traced_and_each_error_type_attributed(
     writes = {r["name"]: r for r in _writes(neo4j_driver, project)}
     assert writes["langgraph.put"]["sourced"] == writes["langgraph.put"]["n"] == 7
     assert writes["langgraph.delete"]["sourced"] == writes["langgraph.delete"]["n"] == 1
-    # The manager's own searches are marked as its reads; each answer read its own search only.
+    # The manager's own searches are marked as its reads: each with the id of the extraction it
+    # ran in (its query is that extraction's turn), every extraction has some, and the only
+    # searches not marked are the answers' own, one per question.
     searches = _ops(neo4j_driver, project, "langgraph.search")
-    assert sum(r["extraction"] is not None for r in searches) == 2 * len(TURNS)
+    turn_of = {r["id"]: r["read"][0] for r in extractions}
+    marked = [r for r in searches if r["extraction"] is not None]
+    assert all(turn_of[r["extraction"]] in r["read"][0] for r in marked), marked
+    assert {r["extraction"] for r in marked} == set(turn_of)
+    assert [r["read"] for r in searches if r["extraction"] is None] == [[q.text] for q in QUESTIONS]
+    # ... and no answer read what a manager's search found.
+    assert _searches_answers_read(neo4j_driver, project) == [None] * len(QUESTIONS)
     answers = _ops(neo4j_driver, project, "answer")
     assert [r["read"][0] for r in answers] == [q.text for q in QUESTIONS]
     assert all(r["ins"] == 2 for r in answers)  # the question and its one search's context
@@ -317,10 +325,11 @@ def test_langmem_manager_traced_and_each_error_type_attributed(
 
 def _ops(driver: Driver, project: str, name: str) -> list[dict[str, Any]]:
     """The operations of that name in the order they ran: what they read (by kind: messages
-    and queries), how many units in and out, and the extraction a read belongs to."""
+    and queries), how many units in and out, their id, and the extraction a read belongs to."""
     rows = driver.execute_query(
         "MATCH (o:Operation {project: $p, name: $name}) "
-        "RETURN COUNT { (o)-[:CONSUMES]->() } AS ins, COUNT { (o)-[:PRODUCES]->() } AS outs, "
+        "RETURN o.id AS id, COUNT { (o)-[:CONSUMES]->() } AS ins, "
+        "COUNT { (o)-[:PRODUCES]->() } AS outs, "
         "[(o)-[:CONSUMES]->(u:Unit) WHERE u.kind IN ['message', 'query'] | u.content] AS read, "
         "o.attributes AS attributes ORDER BY o.ts",
         p=project,
@@ -330,6 +339,16 @@ def _ops(driver: Driver, project: str, name: str) -> list[dict[str, Any]]:
         {**r.data(), "extraction": json.loads(r["attributes"] or "{}").get("extraction")}
         for r in rows
     ]
+
+
+def _searches_answers_read(driver: Driver, project: str) -> list[str | None]:
+    """For each search whose context an answer consumed, the extraction it is marked with."""
+    rows = driver.execute_query(
+        "MATCH (s:Operation {project: $p, name: 'langgraph.search'})-[:PRODUCES]->(:Unit)"
+        "<-[:CONSUMES]-(:Operation {name: 'answer'}) RETURN s.attributes AS attributes",
+        p=project,
+    ).records
+    return [json.loads(r["attributes"] or "{}").get("extraction") for r in rows]
 
 
 def _writes(driver: Driver, project: str) -> list[dict[str, Any]]:
@@ -393,27 +412,35 @@ def test_concurrent_async_calls_each_own_their_writes(
     no_network: list[str],
     tmp_path: Path,
 ) -> None:
-    """Two ``ainvoke`` calls in one event loop, interleaved: LangMem writes from
-    ``asyncio.gather`` tasks, and each write is the extraction of the call that made it."""
+    """Two managers' calls in one event loop at once, an ``ainvoke`` and an ``await
+    manager(messages)``: LangMem writes from ``asyncio.gather`` tasks, and each write is the
+    extraction of the call that made it. The server holds each call's model reply until both
+    calls' requests have arrived, so the calls did overlap (run one after the other, the first
+    would get a 504 after the hold's timeout)."""
     llm.script["answer"] = concurrent_script  # type: ignore[attr-defined]
     tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
     store = trace_store(InMemoryStore(), tracer)
     model = ChatOpenAI(model="gpt-4o-mini", base_url=llm.base_url, api_key="test", max_retries=0)
     namespace = ("memories", "{langgraph_user_id}")
     manager = trace_manager(create_memory_store_manager(model, namespace=namespace, store=store))
+    # ``await manager(messages)`` takes no config: this one's namespace names its user.
+    kims = trace_manager(
+        create_memory_store_manager(model, namespace=("memories", "kim"), store=store)
+    )
+    (sam_said, _), (kim_said, _) = CONCURRENT["sam"], CONCURRENT["kim"]
 
     async def both() -> None:
         await asyncio.gather(
-            *(
-                manager.ainvoke(
-                    {"messages": [HumanMessage(said)]},
-                    {"configurable": {"langgraph_user_id": user}},
-                )
-                for user, (said, _) in CONCURRENT.items()
-            )
+            manager.ainvoke(
+                {"messages": [HumanMessage(sam_said)]},
+                {"configurable": {"langgraph_user_id": "sam"}},
+            ),
+            kims([HumanMessage(kim_said)]),
         )
 
-    asyncio.run(both())
+    with llm.replies_held_until(2, timeout_s=10):
+        asyncio.run(both())
+    assert llm.max_in_flight == 2
     assert tracer.flush(60)
     assert no_network == []
 

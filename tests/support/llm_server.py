@@ -113,6 +113,33 @@ class ScriptedLLM:
     in_flight: int = 0
     max_in_flight: int = 0
     """The most chat requests the server was handling at once."""
+    _together: int = 0
+    _together_timeout_s: float = 0.0
+
+    @contextmanager
+    def replies_held_until(self, n: int, *, timeout_s: float = 10.0) -> Iterator[None]:
+        """In the block, hold each chat reply until ``n`` chat requests are in flight at once,
+        so the first ``n`` are answered only if a client sent them concurrently; if they are not
+        all in flight within ``timeout_s``, the held ones are answered with a 504 saying so (a
+        clear failure, not a hang). Requests after the first ``n`` are not held."""
+        self._together, self._together_timeout_s = n, timeout_s
+        self.max_in_flight = self.in_flight  # counted from here: the fixture serves many tests
+        try:
+            yield
+        finally:
+            self._together = 0
+
+    async def _held(self) -> str | None:
+        """Wait (see ``replies_held_until``); the error to answer with if the others never came."""
+        deadline = time.monotonic() + self._together_timeout_s
+        while self.in_flight < self._together and self.max_in_flight < self._together:
+            if time.monotonic() > deadline or self._stopping.is_set():
+                return (
+                    f"scripted hold: {self.in_flight} of {self._together} requests in flight "
+                    f"after {self._together_timeout_s}s; they did not overlap"
+                )
+            await asyncio.sleep(0.01)
+        return None
 
     def push_failure(self, mode: Failure, times: int = 1) -> None:
         """Serve ``mode`` to the next ``times`` requests, after any failures already queued."""
@@ -163,6 +190,10 @@ class ScriptedLLM:
     async def _handle(self, request: Request) -> JSONResponse:
         body: dict[str, Any] = await request.json()
         self.requests.append(body)
+        if self._together:
+            not_together = await self._held()
+            if not_together is not None:
+                return JSONResponse({"error": {"message": not_together}}, status_code=504)
         mode = self._failures.popleft() if self._failures else None
         if self.latency_s:
             await self._sleep(self.latency_s)
