@@ -38,6 +38,7 @@ from graphiti_core.edges import EntityEdge
 from graphiti_core.embedder.openai import OpenAIEmbedder, OpenAIEmbedderConfig
 from graphiti_core.llm_client.config import LLMConfig
 from graphiti_core.llm_client.openai_generic_client import OpenAIGenericClient
+from graphiti_core.nodes import CommunityNode
 from graphiti_core.search.search_config import SearchResults
 from graphiti_core.search.search_config_recipes import COMBINED_HYBRID_SEARCH_RRF
 from graphiti_core.search.search_filters import ComparisonOperator, DateFilter, SearchFilters
@@ -120,6 +121,7 @@ EPISODES = [
     ),
 ]
 REMOVED = 2  # the episode the clean-up removes
+COMMUNITY = ("Alex's favourite food", "Alex's favourite food is ramen, and Alex lives in Portland.")
 
 CURRENT = SearchFilters(expired_at=[[DateFilter(comparison_operator=ComparisonOperator.is_null)]])
 """The agent's searches read the facts that still hold, as an agent answering in the present."""
@@ -202,8 +204,9 @@ def make_graphiti(neo4j: Neo4jHandle, base_url: str) -> Graphiti:
 
 async def run_agent(graphiti: TracedGraphiti, group: str) -> Run:
     """Remember each episode, let a clean-up remove one, answer each question from a search of
-    the current facts, then look the food up with the configurable search (``search_``), and
-    the job with a search that keeps Graphiti's default (no ``expired_at`` filter)."""
+    the current facts, then (with a community of the food saved) look the food up with the
+    configurable search (``search_``), and the job with a search that keeps Graphiti's default
+    (no ``expired_at`` filter)."""
     await graphiti.build_indices_and_constraints()
     episodes = []
     for i, episode in enumerate(EPISODES):
@@ -220,6 +223,11 @@ async def run_agent(graphiti: TracedGraphiti, group: str) -> Run:
     for q in QUESTIONS:
         await graphiti.search(q.text, group_ids=[group], num_results=1, search_filter=CURRENT)
         answers[q.text] = graphiti.answer(q.answerer)
+    # A community as Graphiti's build_communities saves one (not called: its label propagation
+    # does not settle on this graph), so that search_ returns one: untraced, Graphiti's own.
+    community = CommunityNode(name=COMMUNITY[0], summary=COMMUNITY[1], group_id=group)
+    await community.generate_name_embedding(graphiti.embedder)
+    await community.save(graphiti.driver)
     found = await graphiti.search_(FOOD, config=COMBINED_HYBRID_SEARCH_RRF, group_ids=[group])
     unfiltered = await graphiti.search(UNFILTERED, group_ids=[group], num_results=20)
     return Run(episodes, answers, found, unfiltered)
@@ -285,6 +293,23 @@ def test_graphiti_agent_traced_and_each_error_type_attributed(
         1 + len(found.edges) + len(found.episodes),
         1,
     )
+    # Its context: the edges' facts, then the entities' and communities' summaries (which
+    # Graphiti made of the facts), then the episodes' texts, each as search_ returned it.
+    assert found.nodes and found.communities
+    assert {n.name: n.summary for n in found.nodes}["ramen"] == "Alex's favourite food is ramen."
+    assert [(c.name, c.summary) for c in found.communities] == [COMMUNITY]
+    assert EPISODES[1].body in {e.content for e in found.episodes}
+    assert {e.content for e in found.episodes} <= {e.body for e in EPISODES}
+    assert _contexts(neo4j_driver, project, "graphiti.search_") == [
+        "\n".join(
+            [
+                *map(fact_line, found.edges),
+                *(f"{n.name}: {n.summary}" for n in found.nodes),
+                *(f"{c.name}: {c.summary}" for c in found.communities),
+                *(e.content for e in found.episodes),
+            ]
+        )
+    ]
     assert {stated(e) for e in found.edges} | {episode_id(e.uuid) for e in found.episodes} < set(
         _consumed(neo4j_driver, project, "graphiti.search_")
     )
@@ -366,6 +391,67 @@ def test_graphiti_example_runs_and_its_case_is_attributed(
     assert blamed == ("UpdateError", "graphiti.invalidate")
 
 
+TEA = "Alex likes green tea."
+SAID_AGAIN = Episode(
+    "Alex: As I said, I work as a nurse at the city hospital. I like green tea.",
+    [ALEX, "city hospital", "green tea"],
+    [Fact(ALEX, "WORKS_AT", "city hospital", JOB_FACT), Fact(ALEX, "LIKES", "green tea", TEA)],
+)
+
+
+def test_remove_episode_keeps_the_edge_another_episode_supports(
+    neo4j: Neo4jHandle,
+    service: ServiceHandle,
+    project: str,
+    neo4j_driver: Driver,
+    llm: ScriptedLLM,
+    tmp_path: Path,
+) -> None:
+    """The job is said, then said again with the tea; removing the second episode, Graphiti
+    deletes the tea (that episode's own edge) and keeps the job (the first episode's): the
+    removal is the tea's deletion only, the job named among the edges kept."""
+    script = GraphitiScript([EPISODES[0], SAID_AGAIN])
+    llm.script["answer"] = script  # type: ignore[attr-defined]
+    tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
+    graphiti = trace_graphiti(make_graphiti(neo4j, llm.base_url), tracer)
+
+    async def run() -> None:
+        try:
+            await graphiti.build_indices_and_constraints()
+            for i, episode in enumerate(script.episodes):
+                added = await graphiti.add_episode(
+                    name=f"turn-{i}",
+                    episode_body=episode.body,
+                    source_description="chat with Alex",
+                    reference_time=DAY0 + timedelta(days=i),
+                    group_id=project,
+                )
+            await graphiti.remove_episode(added.episode.uuid)
+        finally:
+            await graphiti.close()
+
+    asyncio.run(run())
+    assert script.unknown == []
+    assert tracer.flush(60)
+
+    assert list(_edges(neo4j_driver, project)) == [JOB_FACT]  # Graphiti kept the job only
+    job = _edges(neo4j_driver, project)[JOB_FACT]
+    rows = neo4j_driver.execute_query(
+        "MATCH (o:Operation {project: $p, name: 'graphiti.remove_episode'}) "
+        "RETURN o.attributes AS attributes, [(o)-[:CONSUMES]->(u) | u.content] AS read, "
+        "[(o)-[:PRODUCES]->(t) | t.id] AS made",
+        p=project,
+    ).records
+    assert len(rows) == 1
+    removal = json.loads(rows[0]["attributes"])
+    assert removal["kept_edges"] == [job]
+    assert len(removal["deleted_edges"]) == 1, removal
+    tea = removal["deleted_edges"][0]
+    assert tea != job
+    assert rows[0]["read"] == [TEA]  # the tea's version, not the job's
+    assert rows[0]["made"] == [f"graphiti:{tea}:deleted"]
+
+
 def stated(edge: EntityEdge) -> str:
     """The id of the version stating the edge's fact (its version before any retirement)."""
     return version_id(edge.model_copy(update={"expired_at": None}))
@@ -404,12 +490,13 @@ def _consumed(driver: Driver, project: str, name: str) -> list[str]:
     return [r["id"] for r in rows]
 
 
-def _contexts(driver: Driver, project: str) -> list[str]:
-    """The context units of the searches, in the order they ran."""
+def _contexts(driver: Driver, project: str, name: str = "graphiti.search") -> list[str]:
+    """The context units of the searches of that name, in the order they ran."""
     rows = driver.execute_query(
-        "MATCH (o:Operation {project: $p, name: 'graphiti.search'})-[:PRODUCES]->(c:Unit) "
+        "MATCH (o:Operation {project: $p, name: $name})-[:PRODUCES]->(c:Unit) "
         "RETURN c.content AS content ORDER BY o.ts",
         p=project,
+        name=name,
     ).records
     return [r["content"] for r in rows]
 

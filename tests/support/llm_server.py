@@ -6,7 +6,9 @@ comes from an ``answer(request_json) -> str | Reply`` callable (a :class:`Reply`
 ``finish_reason``, e.g. ``"length"`` as a server's output cap does, or calls the request's tools,
 as a model answering a LangChain ``bind_tools`` request does); one-shot failures pushed with
 ``push_failure`` are served first, in order, one per request. Every request is recorded, failed
-ones included, so ``len(llm.requests)`` is the number of HTTP attempts a client made.
+ones included, so ``len(llm.requests)`` is the number of HTTP attempts a client made. In a
+``with llm.replies_held_until(n):`` block the first ``n`` replies wait until ``n`` requests are in
+flight together: a test of concurrent calls proves they overlapped.
 """
 
 from __future__ import annotations
