@@ -18,6 +18,7 @@ from importlib import metadata
 from typing import Any, ClassVar
 
 from memtrace_client.adapters.judging import decided_verdict
+from memtrace_client.client import MemTraceClient
 from memtrace_client.models import UnitIn, Verdict
 from memtrace_client.prompts import PromptLike
 from memtrace_client.tracer import Tracer, UnitLike
@@ -27,6 +28,11 @@ def digest(text: str) -> str:
     """A short stable hash of a text: the part of a unit id that names a version by its content,
     so that every process names one text alike."""
     return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+def as_tracer(client: MemTraceClient | Tracer, spool_dir: str | None) -> Tracer:
+    """The tracer an adapter records with: the one given, or a new one on ``client``."""
+    return client if isinstance(client, Tracer) else Tracer(client, spool_dir=spool_dir)
 
 
 def package_version(distribution: str) -> str:

@@ -95,6 +95,7 @@ from graphiti_core.search.search_config import SearchResults
 from memtrace_client.adapters.answering import (
     AnswersRetrievals,
     PendingRetrievals,
+    as_tracer,
     digest,
     package_version,
 )
@@ -425,5 +426,4 @@ def trace_graphiti(
     graphiti: Graphiti, client: MemTraceClient | Tracer, *, spool_dir: str | None = None
 ) -> TracedGraphiti:
     """Wrap ``graphiti`` so that its episodes, removals and searches go to MemTrace."""
-    tracer = client if isinstance(client, Tracer) else Tracer(client, spool_dir=spool_dir)
-    return TracedGraphiti(graphiti, tracer)
+    return TracedGraphiti(graphiti, as_tracer(client, spool_dir))

@@ -77,7 +77,12 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from memtrace_client.adapters.answering import AnswersRetrievals, PendingRetrievals, package_version
+from memtrace_client.adapters.answering import (
+    AnswersRetrievals,
+    PendingRetrievals,
+    as_tracer,
+    package_version,
+)
 from memtrace_client.adapters.answering import Retrieval as Retrieval  # public, as before
 from memtrace_client.adapters.answering import digest as _digest
 from memtrace_client.client import MemTraceClient
@@ -366,5 +371,4 @@ def trace_store(
     store: BaseStore, client: MemTraceClient | Tracer, *, spool_dir: str | None = None
 ) -> TracedStore:
     """Wrap ``store`` (any LangGraph ``BaseStore``) so that its operations go to MemTrace."""
-    tracer = client if isinstance(client, Tracer) else Tracer(client, spool_dir=spool_dir)
-    return TracedStore(store, tracer)
+    return TracedStore(store, as_tracer(client, spool_dir))

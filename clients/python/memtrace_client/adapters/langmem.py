@@ -45,13 +45,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from importlib import metadata
 from typing import Any
 
 from langchain_core.messages import convert_to_messages
 from langchain_core.runnables import Runnable, RunnableConfig
 from langmem.knowledge.extraction import MemoryStoreManager
 
+from memtrace_client.adapters.answering import package_version
 from memtrace_client.adapters.langgraph import MessageLike, TracedStore
 from memtrace_client.tracer import Operation
 
@@ -59,10 +59,7 @@ EXTRACT = "langmem.extract"
 
 
 def langmem_version() -> str:
-    try:
-        return metadata.version("langmem")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    return package_version("langmem")
 
 
 class TracedManager(Runnable[dict[str, Any], list[dict[str, Any]]]):

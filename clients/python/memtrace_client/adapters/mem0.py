@@ -50,7 +50,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from memtrace_client.adapters.answering import digest, package_version
+from memtrace_client.adapters.answering import as_tracer, digest, package_version
 from memtrace_client.adapters.judging import decided_verdict
 from memtrace_client.client import MemTraceClient
 from memtrace_client.models import OperationKind, UnitIn, Verdict
@@ -395,8 +395,7 @@ def trace_mem0(
     memory: Any, client: MemTraceClient | Tracer, *, spool_dir: str | None = None
 ) -> TracedMemory:
     """Wrap ``memory`` (a ``mem0.Memory``) so that its operations go to MemTrace."""
-    tracer = client if isinstance(client, Tracer) else Tracer(client, spool_dir=spool_dir)
-    return TracedMemory(memory, tracer)
+    return TracedMemory(memory, as_tracer(client, spool_dir))
 
 
 def _named(turn: dict[str, Any]) -> dict[str, Any]:
