@@ -53,7 +53,7 @@ from memtrace_client.adapters.graphiti import (
 from memtrace_client.models import UnitIn
 from neo4j import Driver
 
-from tests.support.graph import read_by
+from tests.support.graph import read_by, recorded_operations
 from tests.support.graphiti_llm import Episode, Fact, GraphitiScript
 from tests.support.llm_server import ScriptedLLM
 from tests.support.servers import REPO, Neo4jHandle, ServiceHandle
@@ -259,13 +259,7 @@ def test_graphiti_agent_traced_and_each_error_type_attributed(
     cases = {q.text: graphiti.judge(q.text, q.expected, answers[q.text]) for q in QUESTIONS}
     assert tracer.flush(60)
 
-    ops = neo4j_driver.execute_query(
-        "MATCH (o:Operation {project: $p}) RETURN o.name AS name, o.kind AS kind, "
-        "COUNT { (o)-[:CONSUMES]->() } AS ins, COUNT { (o)-[:PRODUCES]->() } AS outs "
-        "ORDER BY o.ts",
-        p=project,
-    ).records
-    recorded = [(r["name"], r["kind"], r["ins"], r["outs"]) for r in ops]
+    recorded = recorded_operations(neo4j_driver, project)
     assert recorded[:8] == [("graphiti.extract", "extraction", 1, 1)] * 4 + [
         ("graphiti.extract", "extraction", 1, 2),  # the move and the bakery
         # the move: the episode, the job's version and the edge that replaced it -> next version

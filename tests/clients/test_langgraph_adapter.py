@@ -26,7 +26,7 @@ from memtrace_client.adapters.langgraph import TracedStore, trace_store, value_t
 from memtrace_client.models import UnitIn
 from neo4j import Driver
 
-from tests.support.graph import read_by
+from tests.support.graph import read_by, recorded_operations
 from tests.support.llm_server import bag_of_words_vector
 from tests.support.servers import REPO, ServiceHandle
 
@@ -184,13 +184,7 @@ def test_langgraph_agent_traced_and_each_error_type_attributed(
         )
     assert tracer.flush(60)
 
-    ops = neo4j_driver.execute_query(
-        "MATCH (o:Operation {project: $p}) RETURN o.name AS name, o.kind AS kind, "
-        "COUNT { (o)-[:CONSUMES]->() } AS ins, COUNT { (o)-[:PRODUCES]->() } AS outs "
-        "ORDER BY o.ts",
-        p=project,
-    ).records
-    recorded = [(r["name"], r["kind"], r["ins"], r["outs"]) for r in ops]
+    recorded = recorded_operations(neo4j_driver, project)
     assert recorded[:6] == [
         ("langgraph.extract", "extraction", 1, 1),  # turn 0: the message -> one fact
         ("langgraph.put", "update", 1, 1),  # the fact -> the entry's first version

@@ -17,6 +17,7 @@ from memtrace_client.adapters.rag import TracedRAG, split_words
 from neo4j import Driver
 from openai import OpenAI
 
+from tests.support.graph import recorded_operations
 from tests.support.llm_server import ScriptedLLM
 from tests.support.servers import ServiceHandle
 
@@ -57,13 +58,8 @@ def test_rag_example_traced_and_retrieval_error_attributed(
     case_id = rag.judge(question, "Lisbon", answer, evidence=[fact])
     assert tracer.flush(30)
 
-    ops = neo4j_driver.execute_query(
-        "MATCH (o:Operation {project: $p}) RETURN o.name AS name, o.kind AS kind, "
-        "COUNT { (o)-[:CONSUMES]->() } AS ins, COUNT { (o)-[:PRODUCES]->() } AS outs "
-        "ORDER BY o.ts",
-        p=project,
-    ).records
-    assert [(r["name"], r["kind"], r["ins"], r["outs"]) for r in ops] == [
+    recorded = recorded_operations(neo4j_driver, project)
+    assert recorded == [
         ("rag.chunk", "extraction", 1, 1),
         ("rag.chunk", "extraction", 1, 1),
         ("rag.chunk", "extraction", 1, 1),

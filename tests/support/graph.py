@@ -31,3 +31,15 @@ def read_by(driver: Driver, project: str, op_id: str) -> list[str]:
         id=op_id,
     ).records
     return list(rows[0]["texts"])
+
+
+def recorded_operations(driver: Driver, project: str) -> list[tuple[str, str, int, int]]:
+    """Each operation of the project as (name, kind, inputs, outputs), in recorded order: the
+    shape of a trace an adapter wrote."""
+    rows = driver.execute_query(
+        "MATCH (o:Operation {project: $p}) RETURN o.name AS name, o.kind AS kind, "
+        "COUNT { (o)-[:CONSUMES]->() } AS ins, COUNT { (o)-[:PRODUCES]->() } AS outs "
+        "ORDER BY o.ts",
+        p=project,
+    ).records
+    return [(r["name"], r["kind"], r["ins"], r["outs"]) for r in rows]
