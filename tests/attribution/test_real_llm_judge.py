@@ -10,6 +10,7 @@ how good a model is, is `memtrace judge check`'s business.)
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from tests.support.servers import Neo4jHandle, ServiceHandle, run_service
 from tests.support.traces import DEMO_TRUTH, demo_batch
 
 MAX_CALLS = 3  # per case: keeps the module to a few minutes on a one-slot CPU server
+STARTUP_PROBE_S = 300  # the timeout the service is given for one call, on a loaded machine
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +49,12 @@ def real(
             MEMTRACE_LLM_SELF_CHECK="false",
         ) as service,
     ):
+        # The service probes the endpoint once as it starts, in the background (one token): wait
+        # for that answer, so that it is not counted as one of the first case's calls.
+        deadline = time.monotonic() + STARTUP_PROBE_S
+        while not proxy.exchanges and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert [e.request.get("max_tokens") for e in proxy.exchanges] == [1], "no start-up probe"
         yield service, proxy
 
 
