@@ -16,17 +16,18 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import ParamSpec, TypeVar
 
-from neo4j import AsyncDriver, AsyncGraphDatabase
+from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncSession
 from neo4j.exceptions import (
     ClientError,
     DriverError,
+    Neo4jError,
     ServiceUnavailable,
     SessionExpired,
     TransientError,
 )
 
 from cypher import names, query
-from service.errors import QueryFailed, StoreUnavailable
+from service.errors import ConcurrentChange, QueryFailed, StoreUnavailable
 from service.placement import DEFAULT_STORE, StoreConfig, store_of
 from service.settings import Settings
 
@@ -35,8 +36,45 @@ log = logging.getLogger(__name__)
 # Neo4j codes (suffixes) of a query stopped for its memory: per-transaction limit, heap.
 OUT_OF_MEMORY = ("MemoryPoolOutOfMemoryError", "OutOfMemoryError", "TransactionMemoryLimit")
 
+# The code of a write to a node a concurrent transaction deleted after this one read it (reads
+# take no lock: read committed). Not transient for the driver, which does not rerun it.
+VANISHED = "Neo.ClientError.Statement.EntityNotFound"
+RACE_RERUNS = 5
+"""How often a write raced by a concurrent deletion is run again before the request answers
+``ConcurrentChange`` (503): each rerun reads the store as it now is."""
+
 P = ParamSpec("P")
 T = TypeVar("T")
+
+
+def vanished(error: Neo4jError) -> bool:
+    """Whether ``error`` is a write to a node a concurrent transaction deleted meanwhile."""
+    return error.code == VANISHED
+
+
+async def write_rerun(
+    session: AsyncSession,
+    work: Callable[..., Awaitable[T]],
+    *args: object,
+) -> T:
+    """``session.execute_write(work, *args)``, run again when a concurrent deletion removed a
+    node the transaction had read before it wrote to it (``VANISHED``): the rerun reads the
+    store as it now is, as if it had started after the deletion. Deadlocks are retried by the
+    driver itself (``TransientError``)."""
+    for _ in range(RACE_RERUNS - 1):
+        try:
+            return await session.execute_write(work, *args)
+        except ClientError as e:
+            if not vanished(e):
+                raise
+    try:
+        return await session.execute_write(work, *args)
+    except ClientError as e:
+        if not vanished(e):
+            raise
+        raise ConcurrentChange(
+            "concurrent deletions kept removing what this request writes; send it again"
+        ) from e
 
 
 def default_store(settings: Settings) -> StoreConfig:
@@ -133,6 +171,12 @@ def store_errors(func: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
         try:
             return await func(*args, **kwargs)
         except TransientError as e:
+            if (e.code or "").endswith("DeadlockDetected"):
+                # Past the driver's own retries: concurrent writes, not an absent store.
+                log.warning("neo4j deadlocks outlasted retries in %s", func.__name__)
+                raise ConcurrentChange(
+                    "concurrent writes to the same nodes kept deadlocking; send it again"
+                ) from e
             if (e.code or "").endswith(OUT_OF_MEMORY):
                 log.warning("neo4j stopped a query in %s: %s", func.__name__, e.code)
                 raise QueryFailed(

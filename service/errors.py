@@ -27,6 +27,7 @@ MemTraceError
 │   └── LLMEndpointRefused        it answered 401/403/404: its URL, key or model is wrong
 └── RetryableError
     ├── StoreUnavailable   503  Neo4j did not answer; retry after a while
+    ├── ConcurrentChange   503  concurrent writes kept changing what this request writes
     └── LLMNotReady        503  /readyz: the configured LLM endpoint refuses us
 """
 
@@ -184,6 +185,14 @@ class LLMNotReady(RetryableError):
 
 class StoreUnavailable(RetryableError):
     """Neo4j could not be reached or did not answer in time."""
+
+
+class ConcurrentChange(RetryableError):
+    """Concurrent transactions kept changing what this request writes (a deletion removing the
+    units a batch refers to, writers deadlocking) through every rerun; sending the same request
+    again is safe. ``details`` names the ids when they are known."""
+
+    code = "concurrent_change"
 
 
 class QueryFailed(MemTraceError):

@@ -6,6 +6,10 @@
 // deleted cases when something else still refers to them.
 // Also returns the ids of the units the operations consumed (deletion/recheck_reach sets their
 // reaches_memory again).
+// A unit is checked for what still refers to it only once this transaction holds its write lock
+// (SET then REMOVE of _LOCK_, Neo4j's way to lock a node from Cypher): a batch that linked it
+// meanwhile has committed by then and the unit is kept, instead of a DELETE that waited for that
+// batch failing on "still has relationships" (docs/cli.md, "Deleting data while writing").
 // $params: project (string), ids (list of operation ids, at most a few thousand)
 UNWIND $ids AS op_id
 MATCH (o:Operation {project: $project, id: op_id})
@@ -44,6 +48,7 @@ CALL (ops) {
 CALL (touched, case_units) {
   UNWIND touched + case_units AS u
   WITH DISTINCT u
+  SET u._LOCK_ = true REMOVE u._LOCK_
   WITH u WHERE NOT EXISTS { (u)--() }
   DELETE u
   RETURN count(u) AS units

@@ -1,11 +1,15 @@
 // Creates operations with their ordered inputs (CONSUMES) and outputs (PRODUCES, plus the reverse
-// PRODUCED_BY that ancestor walks follow). Every unit named exists: the writer created it first.
+// PRODUCED_BY that ancestor walks follow). Every unit named exists, the writer created or found it
+// first, unless a concurrent deletion removed one since (reads take no lock): those are returned
+// as lost and the writer runs the batch again (an edge is never dropped silently). Once an edge
+// is created, no deletion can remove its unit before this transaction ends.
 // rewrites_memory is the row's when given (the writer decided it within the batch,
 // ingest/marks.py), else false until ingest/mark_rewrites sets it.
 // $params: project (string),
 //          rows (list of {id, name, kind, system, session_id, ts (ISO-8601 string), attributes (JSON string or null), fp,
 //                         inputs: list of {unit, position}, outputs: list of {unit, position},
 //                         rewrites_memory (boolean or null, optional)})
+// Returns: lost (ids of the units named that are not stored)
 UNWIND $rows AS row
 CREATE (o:Operation {
   project: $project, id: row.id, name: row.name, kind: row.kind, system: row.system,
@@ -15,11 +19,17 @@ CREATE (o:Operation {
 WITH o, row
 CALL (o, row) {
   UNWIND row.inputs AS edge
-  MATCH (u:Unit {project: $project, id: edge.unit})
-  CREATE (o)-[:CONSUMES {position: edge.position}]->(u)
+  OPTIONAL MATCH (u:Unit {project: $project, id: edge.unit})
+  FOREACH (found IN CASE WHEN u IS NULL THEN [] ELSE [u] END |
+    CREATE (o)-[:CONSUMES {position: edge.position}]->(found))
+  RETURN collect(CASE WHEN u IS NULL THEN edge.unit END) AS lost_inputs
 }
 CALL (o, row) {
   UNWIND row.outputs AS edge
-  MATCH (u:Unit {project: $project, id: edge.unit})
-  CREATE (o)-[:PRODUCES {position: edge.position}]->(u), (u)-[:PRODUCED_BY]->(o)
+  OPTIONAL MATCH (u:Unit {project: $project, id: edge.unit})
+  FOREACH (found IN CASE WHEN u IS NULL THEN [] ELSE [u] END |
+    CREATE (o)-[:PRODUCES {position: edge.position}]->(found), (found)-[:PRODUCED_BY]->(o))
+  RETURN collect(CASE WHEN u IS NULL THEN edge.unit END) AS lost_outputs
 }
+UNWIND lost_inputs + lost_outputs AS id
+RETURN collect(DISTINCT id) AS lost

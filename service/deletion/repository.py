@@ -2,7 +2,12 @@
 time (operations, then the cases and units no operation dates). Every statement is in
 ``cypher/deletion/``; work is done in bounded transactions, so a large deletion neither holds
 one huge transaction nor loses what it already did when it stops (running it again finishes the
-job: deletion is idempotent)."""
+job: deletion is idempotent).
+
+Racing writers: each unit is deleted only once this transaction holds its write lock and has
+seen that nothing refers to it (``cypher/deletion/delete_operations.cypher``), so a batch that
+links a unit first keeps it; a transaction whose node another deletion removed first is run
+again (``db.write_rerun``)."""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from datetime import datetime
 from neo4j import AsyncManagedTransaction, AsyncSession
 
 from cypher import query
-from service.db import store_errors
+from service.db import store_errors, write_rerun
 from service.deletion.models import DeletionCounts
 
 OPERATIONS_PER_TRANSACTION = 2_000
@@ -51,7 +56,7 @@ async def delete_operations(
     total = DeletionCounts()
     for start in range(0, len(ids), OPERATIONS_PER_TRANSACTION):
         chunk = ids[start : start + OPERATIONS_PER_TRANSACTION]
-        counts = await session.execute_write(_delete_operations, project, chunk)
+        counts = await write_rerun(session, _delete_operations, project, chunk)
         total = total.plus(DeletionCounts(**counts))
     return total
 
@@ -78,31 +83,35 @@ async def delete_old_cases(session: AsyncSession, project: str, before: datetime
     total = DeletionCounts()
     for start in range(0, len(ids), OPERATIONS_PER_TRANSACTION):
         chunk = ids[start : start + OPERATIONS_PER_TRANSACTION]
-        counts = await session.execute_write(_delete_cases, project, chunk)
+        counts = await write_rerun(session, _delete_cases, project, chunk)
         total = total.plus(DeletionCounts(**counts))
     return total
 
 
 async def _delete_old_units_batch(
     tx: AsyncManagedTransaction, project: str, before: datetime
-) -> int:
+) -> tuple[int, int]:
     result = await tx.run(
         query("deletion/delete_old_units"),
         project=project,
         before=before,
         batch=NODES_PER_TRANSACTION,
     )
-    record = await result.single()
-    return int(record["deleted"]) if record else 0
+    record = await result.single(strict=True)
+    return int(record["candidates"]), int(record["deleted"])
 
 
 @store_errors
 async def delete_old_units(session: AsyncSession, project: str, before: datetime) -> int:
-    """Delete the units dated before ``before`` that nothing refers to; the number deleted."""
+    """Delete the units dated before ``before`` that nothing refers to; the number deleted.
+    Runs until a batch finds no candidate (one a writer linked meanwhile is kept and not found
+    again)."""
     deleted = 0
-    while batch := await session.execute_write(_delete_old_units_batch, project, before):
+    while True:
+        found, batch = await write_rerun(session, _delete_old_units_batch, project, before)
         deleted += batch
-    return deleted
+        if not found:
+            return deleted
 
 
 PROJECT_STEPS = (

@@ -16,6 +16,17 @@ Two paths, the same result:
 
 Deadlocks between concurrent batches are ``TransientError``s, which ``execute_write`` retries.
 
+A deletion racing the batch (``DELETE /sessions/{id}``, ``/data``): reads take no lock, so a unit
+the writer found may be deleted before the batch links it. Linking it then either finds it gone
+(the statements return it as ``lost``) or waits for the deletion and fails with Neo4j's
+``EntityNotFound``; both roll the transaction back and the batch is run again on the lookup
+path, which reads the store as it now is: the batch is written as if it came after the
+deletion (a unit it refers to without defining is stored by id only, as for any id the store
+does not hold), whole, never with an edge dropped. The answer's ``warnings`` name the lost
+units. Once an edge to a unit is created, the deletion keeps the unit (it re-checks each unit
+under its write lock). Raced through every rerun, the batch is answered ``ConcurrentChange``
+(503, retryable, naming the lost units).
+
 Both paths keep two marks the audits seek on, in the same transaction, so that a page of an
 audit costs its rows instead of a walk over the whole project. The optimistic path settles what it
 can from the batch and the stored units it names (``ingest/marks.py``) and asks the store only for
@@ -34,20 +45,39 @@ Units stored before a mark existed get it at start-up (``db.apply_schema``).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, LiteralString
 
 from neo4j import AsyncManagedTransaction, AsyncSession
-from neo4j.exceptions import ConstraintError
+from neo4j.exceptions import ClientError, ConstraintError
 
 from cypher import query
 from ingest.marks import reach_in_batch, rewrites_in_batch
 from ingest.rows import BatchRows
-from service.db import store_errors
-from service.errors import Conflict, StoreUnavailable
+from service.db import RACE_RERUNS, store_errors, vanished
+from service.errors import ConcurrentChange, Conflict
 from service.traces.models import IngestResult, KindCounts
 
-_RACE_RETRIES = 5
+LOST_UNITS = (
+    "units deleted by a concurrent deletion while this batch was written, which it now refers "
+    "to by id only (audit dangling_units): {}"
+)
+"""The warning of a batch written again after a deletion removed units it refers to."""
+
+
+class UnitsLost(ConcurrentChange):
+    """Units a batch names were deleted by a concurrent transaction after the writer found them:
+    the transaction is rolled back (``write_batch`` runs it again; a caller of ``write_in``
+    answers 503, retryable)."""
+
+    def __init__(self, ids: list[str]) -> None:
+        super().__init__(
+            f"a concurrent deletion removed units this batch refers to: {', '.join(ids[:20])}; "
+            "send it again",
+            details=[{"loc": ["units", uid], "msg": "deleted concurrently"} for uid in ids],
+        )
+        self.ids = ids
 
 
 @dataclass(frozen=True)
@@ -80,6 +110,16 @@ async def _run(tx: AsyncManagedTransaction, statement: LiteralString, **params: 
     await (await tx.run(statement, **params)).consume()
 
 
+async def _link(tx: AsyncManagedTransaction, statement: LiteralString, **params: Any) -> None:
+    """Run a statement that links (or defines) units the writer found or created, and returns
+    those it no longer finds (``lost``); ``UnitsLost`` when there are any."""
+    if any(isinstance(v, list) and not v for v in params.values()):
+        return
+    record = await (await tx.run(statement, **params)).single(strict=True)
+    if record["lost"]:
+        raise UnitsLost(sorted(record["lost"]))
+
+
 def _id_and_fp(rows: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"id": node_id, "fp": row["fp"]} for node_id, row in rows.items()]
 
@@ -98,24 +138,46 @@ def _raise_conflict(conflicts: dict[str, list[str]]) -> None:
         )
 
 
+async def _attempt(
+    session: AsyncSession,
+    write: Callable[[AsyncManagedTransaction, BatchRows], Awaitable[IngestResult]],
+    rows: BatchRows,
+    lost: set[str],
+) -> IngestResult | None:
+    """One transaction of ``write``; None when a concurrent writer raced it (run it again),
+    adding the units a deletion removed under it to ``lost``."""
+    try:
+        return await session.execute_write(write, rows)
+    except UnitsLost as e:
+        lost.update(e.ids)
+    except ConstraintError:
+        pass  # an id the batch defines is stored, or another batch created it first
+    except ClientError as e:
+        if not vanished(e):
+            raise
+    return None
+
+
 @store_errors
 async def write_batch(session: AsyncSession, rows: BatchRows) -> IngestResult:
-    """Write ``rows`` in one transaction; ``Conflict`` (nothing written) on a redefinition."""
+    """Write ``rows`` in one transaction; ``Conflict`` (nothing written) on a redefinition.
+    Optimistic first, then the lookup path while concurrent writers race it (module docstring)."""
     _raise_conflict(rows.conflicts)
-    try:
-        return await session.execute_write(_create_all, rows)
-    except ConstraintError:
-        pass  # some id is already stored: look them up (module docstring)
-    for attempt in range(_RACE_RETRIES):
-        try:
-            return await session.execute_write(_write_looked_up, rows)
-        except ConstraintError as e:
-            if attempt == _RACE_RETRIES - 1:
-                # Other writers kept creating this batch's ids first: a retry will find them.
-                raise StoreUnavailable(
-                    "concurrent batches kept creating the same ids; retry the batch"
-                ) from e
-    raise AssertionError("unreachable")
+    lost: set[str] = set()
+    result = await _attempt(session, _create_all, rows, lost)
+    reruns = 0
+    while result is None and reruns < RACE_RERUNS:
+        result = await _attempt(session, _write_looked_up, rows, lost)
+        reruns += 1
+    if result is None:  # other writers kept creating its ids first, or deleting its units
+        if lost:
+            raise UnitsLost(sorted(lost))
+        raise ConcurrentChange("concurrent batches kept creating the same ids; send it again")
+    lost_refs = sorted(lost - rows.units.keys())  # those it defines are stored anew, whole
+    if not lost_refs:
+        return result
+    warning = LOST_UNITS.format(", ".join(lost_refs))
+    return result.model_copy(update={"warnings": [*result.warnings, warning]})
 
 
 async def write_in(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestResult:
@@ -144,8 +206,8 @@ async def _create_all(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestRes
         key=_by_id,
     )
     await _run(tx, query("ingest/create_units"), project=p, rows=units)
-    await _run(tx, query("ingest/create_operations"), project=p, rows=operations)
-    await _run(tx, query("ingest/create_cases"), project=p, rows=list(rows.cases.values()))
+    await _link(tx, query("ingest/create_operations"), project=p, rows=operations)
+    await _link(tx, query("ingest/create_cases"), project=p, rows=list(rows.cases.values()))
     await _mark_reach_from(tx, p, ask)
     undecided = [op["id"] for op in operations if op["rewrites_memory"] is None]
     await _mark_rewrites(tx, p, undecided, [])
@@ -233,9 +295,9 @@ async def _write_looked_up(tx: AsyncManagedTransaction, rows: BatchRows) -> Inge
     new_cases = [rows.cases[cid] for cid in cases.missing]
     await _run(tx, query("ingest/create_unit_refs"), project=p, ids=refs)
     await _run(tx, query("ingest/create_units"), project=p, rows=new_units)
-    await _run(tx, query("ingest/define_units"), project=p, rows=fill_units)
-    await _run(tx, query("ingest/create_operations"), project=p, rows=new_ops)
-    await _run(tx, query("ingest/create_cases"), project=p, rows=new_cases)
+    await _link(tx, query("ingest/define_units"), project=p, rows=fill_units)
+    await _link(tx, query("ingest/create_operations"), project=p, rows=new_ops)
+    await _link(tx, query("ingest/create_cases"), project=p, rows=new_cases)
     await _mark_reach(tx, p, new_ops, new_units + fill_units)
     await _mark_rewrites(tx, p, ops.missing, units.undefined)
     return IngestResult(

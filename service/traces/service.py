@@ -43,4 +43,5 @@ async def ingest_batch(
     result = await traces.write_batch(session, batch_rows(batch))
     if project_named:
         return result
-    return result.model_copy(update={"warnings": [UNNAMED_PROJECT.format(batch.project)]})
+    warning = UNNAMED_PROJECT.format(batch.project)
+    return result.model_copy(update={"warnings": [warning, *result.warnings]})
