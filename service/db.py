@@ -61,20 +61,17 @@ async def write_rerun(
     node the transaction had read before it wrote to it (``VANISHED``): the rerun reads the
     store as it now is, as if it had started after the deletion. Deadlocks are retried by the
     driver itself (``TransientError``)."""
-    for _ in range(RACE_RERUNS - 1):
+    raced: ClientError | None = None
+    for _ in range(RACE_RERUNS):
         try:
             return await session.execute_write(work, *args)
         except ClientError as e:
             if not vanished(e):
                 raise
-    try:
-        return await session.execute_write(work, *args)
-    except ClientError as e:
-        if not vanished(e):
-            raise
-        raise ConcurrentChange(
-            "concurrent deletions kept removing what this request writes; send it again"
-        ) from e
+            raced = e
+    raise ConcurrentChange(
+        "concurrent deletions kept removing what this request writes; send it again"
+    ) from raced
 
 
 def default_store(settings: Settings) -> StoreConfig:

@@ -20,7 +20,7 @@ from cypher import query
 from ingest.otlp_cases import Answerer, PendingCase, answering
 from ingest.otlp_decode import where
 from ingest.rows import batch_rows
-from service.db import store_errors
+from service.db import store_errors, write_rerun
 from service.errors import InvalidInput
 from service.traces.models import IngestResult, TraceBatch
 from service.traces.repository import write_in
@@ -42,7 +42,7 @@ async def write_linked(
         answers = await _stored_answers(tx, batch.project, pending)
         return await write_in(tx, batch_rows(_linked(batch, versions, answers)))
 
-    return await session.execute_write(work)
+    return await write_rerun(session, work)
 
 
 async def _latest_versions(

@@ -13,7 +13,7 @@ from neo4j.time import DateTime
 from cypher import query
 from graph_schema.prompts import HASH_KEY, NAME_KEY
 from ingest.rows import BatchRows
-from service.db import store_errors
+from service.db import store_errors, write_rerun
 from service.read_budget import Deadline, read_within
 from service.traces.repository import write_in
 
@@ -125,4 +125,4 @@ async def store_optimization(
             )
         ).consume()
 
-    await session.execute_write(work)
+    await write_rerun(session, work)
