@@ -1,15 +1,18 @@
 """Accepting an OTLP/HTTP trace export: decompress, decode, map to a batch, write it like any batch.
 
-The mapping is ``ingest.otlp``'s; writing is ``ingest_batch``'s, so an OTLP export is atomic,
-idempotent when re-sent, and refused with 409 when it redefines an id, exactly like
-``POST /traces``. An export whose lineage reaches into earlier exports (a record written before,
-a case whose answering span came earlier) is written by ``repository.otlp_lineage``, which
-reads what it needs in the same transaction. Inflating, decoding and mapping are CPU work: they
-run in a worker thread, off the event loop.
+The mapping is ``ingest.otlp``'s; writing is ``ingest_batch``'s, so an OTLP export is written
+like ``POST /traces`` (one transaction, a very large one in parts:
+``traces.repository.write_batch``), idempotent when re-sent, and refused with 409 when it
+redefines an id. An export whose lineage reaches into earlier exports (a record written before,
+a case whose answering span came earlier) is written by ``lineage_repository.write_linked``,
+which reads what it needs in the same transaction (a very large one: just before). Inflating,
+decoding and mapping are CPU work: they run in a worker thread, off the event loop.
 
-Limits: the compressed body is capped by the app's body limit; a gzip body is inflated only up to
-``max_batch_bytes`` (one byte more is a 413), so a small zip bomb costs at most that much memory,
-and in at most ``GZIP_MAX_MEMBERS`` members, so inflating is linear in the body.
+Limits: the compressed body is capped by the app's body limit; spans are counted as the body is
+decoded (more than ``max_batch_operations`` is a 413 before any is converted); a gzip body is
+inflated only up to ``max_batch_bytes`` (one byte more is a 413), so a small zip bomb costs at
+most that much memory, and in at most ``GZIP_MAX_MEMBERS`` members, so inflating is linear in
+the body.
 """
 
 from __future__ import annotations
@@ -199,7 +202,7 @@ async def ingest_otlp(
     project: str,
     settings: Settings,
 ) -> OtlpResult:
-    """Write one OTLP trace export to ``project`` (atomic; a re-send changes nothing). Its
+    """Write one OTLP trace export to ``project`` (a re-send changes nothing). Its
     warnings, or why it was refused, are kept in the project's log (``otlp_warnings``)."""
     try:
         result = await _ingest(session, body, content_type, content_encoding, project, settings)

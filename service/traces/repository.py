@@ -1,4 +1,5 @@
-"""Writing a trace batch: one managed write transaction, all of it or nothing.
+"""Writing a trace batch: one managed write transaction, all of it or nothing; a batch too
+large for one (``ingest.rows.split_rows``) in parts, one transaction each (``write_batch``).
 
 Two paths, the same result:
 
