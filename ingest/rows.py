@@ -160,8 +160,9 @@ def _text_size(row: dict[str, Any]) -> int:
 
 
 def split_rows(rows: BatchRows, max_weight: int) -> list[BatchRows]:
-    """``rows`` as consecutive parts of at most ``max_weight`` each (one item heavier than that
-    is a part alone), written one transaction each: a transaction's memory in Neo4j grows with
+    """``rows`` as consecutive parts of at most ``max_weight`` each (``[rows]`` when it fits; one
+    item heavier than that is a part alone), written one transaction each: a transaction's
+    memory in Neo4j grows with
     what it creates, about 3 KB a node or relationship and 3 bytes a character of text (measured
     on Neo4j 5.26), so the weight of an item is its node, its relationships and one per KiB of
     its text. Operations keep their order, then cases, then units nothing names.
@@ -200,4 +201,4 @@ def split_rows(rows: BatchRows, max_weight: int) -> list[BatchRows]:
     for uid in rows.units:
         if uid not in defined:
             add([uid], 0)
-    return parts or [rows]
+    return parts if len(parts) > 1 else [rows]  # one part: the batch as it is
