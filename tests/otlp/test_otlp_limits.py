@@ -16,6 +16,7 @@ import httpx
 import pytest
 from neo4j import Driver
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from tests.support.graph import graph_snapshot
 from tests.support.otlp_export import as_otlp_json, export, messages, records, span
@@ -125,6 +126,22 @@ def small_transactions(neo4j: Neo4jHandle, workdir: Path) -> Iterator[ServiceHan
         yield handle
 
 
+def _chat(turn: int, sid: int, name: str, said: str, answer: str, case: bool = False) -> Span:
+    """An LLM call of ``turn``'s trace, at second ``sid - 1`` of it; ``case``: marked failed."""
+    attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.input.messages": messages(("user", said)),
+        "gen_ai.output.messages": messages(("assistant", answer)),
+    }
+    if case:
+        attributes |= {
+            "memtrace.case.id": f"case-{turn}",
+            "memtrace.case.question": said,
+            "memtrace.case.verdict": "failed",
+        }
+    return span(turn + 1, sid, name, turn * 10.0 + sid - 1, parent=1, attributes=attributes)
+
+
 def agent_run() -> ExportTraceServiceRequest:
     """Eight turns of a memory agent in one export: fact extraction and memory writes (of
     records the export has not seen: looked up in the store), searches, answers, a deletion and
@@ -135,18 +152,7 @@ def agent_run() -> ExportTraceServiceRequest:
         at = turn * 10.0
         spans += [
             span(turn + 1, 1, "agent.turn", at),
-            span(
-                turn + 1,
-                2,
-                "chat extract",
-                at + 1,
-                parent=1,
-                attributes={
-                    "gen_ai.operation.name": "chat",
-                    "gen_ai.input.messages": messages(("user", f"Alice said thing {turn}")),
-                    "gen_ai.output.messages": messages(("assistant", f"fact {turn}")),
-                },
-            ),
+            _chat(turn, 2, "chat extract", f"Alice said thing {turn}", f"fact {turn}"),
             span(
                 turn + 1,
                 3,
@@ -173,27 +179,7 @@ def agent_run() -> ExportTraceServiceRequest:
                     "gen_ai.memory.records": records((record, f"Alice fact {turn}")),
                 },
             ),
-            span(
-                turn + 1,
-                5,
-                "chat answer",
-                at + 4,
-                parent=1,
-                attributes={
-                    "gen_ai.operation.name": "chat",
-                    "gen_ai.input.messages": messages(("user", f"question {turn}")),
-                    "gen_ai.output.messages": messages(("assistant", f"answer {turn}")),
-                    **(
-                        {
-                            "memtrace.case.id": "case-7",
-                            "memtrace.case.question": "question 7",
-                            "memtrace.case.verdict": "failed",
-                        }
-                        if turn == 7
-                        else {}
-                    ),
-                },
-            ),
+            _chat(turn, 5, "chat answer", f"question {turn}", f"answer {turn}", case=turn == 7),
         ]
     return export(*spans)
 
