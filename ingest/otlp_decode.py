@@ -44,8 +44,23 @@ def where(loc: Loc) -> str:
     return text or "body"
 
 
-def decode_protobuf(body: bytes) -> ExportTraceServiceRequest:
-    """Parse a binary protobuf ``ExportTraceServiceRequest``."""
+class TooManySpans(ValueError):
+    """The export has more spans than one export may; counted before any span is read."""
+
+    def __init__(self, count: int, limit: int) -> None:
+        super().__init__(f"{count} spans over the limit of {limit}")
+        self.count = count
+        self.limit = limit
+
+
+def _check_count(count: int, max_spans: int | None) -> None:
+    if max_spans is not None and count > max_spans:
+        raise TooManySpans(count, max_spans)
+
+
+def decode_protobuf(body: bytes, max_spans: int | None = None) -> ExportTraceServiceRequest:
+    """Parse a binary protobuf ``ExportTraceServiceRequest``; ``TooManySpans`` past
+    ``max_spans`` (parsing is native code, fast: the spans are counted in the message)."""
     request = ExportTraceServiceRequest()
     try:
         request.ParseFromString(body)
@@ -55,11 +70,16 @@ def decode_protobuf(body: bytes) -> ExportTraceServiceRequest:
             "truncated)",
             ["body"],
         ) from e
+    _check_count(
+        sum(len(scope.spans) for res in request.resource_spans for scope in res.scope_spans),
+        max_spans,
+    )
     return request
 
 
-def decode_json(body: bytes) -> ExportTraceServiceRequest:
-    """Parse an OTLP/JSON ``ExportTraceServiceRequest``."""
+def decode_json(body: bytes, max_spans: int | None = None) -> ExportTraceServiceRequest:
+    """Parse an OTLP/JSON ``ExportTraceServiceRequest``; ``TooManySpans`` past ``max_spans``,
+    counted in the parsed JSON before any span is read into the message (the slow part)."""
     try:
         data = json.loads(body)
     except UnicodeDecodeError as e:
@@ -72,6 +92,7 @@ def decode_json(body: bytes) -> ExportTraceServiceRequest:
         raise OtlpFormatError("the JSON is nested too deeply", ["body"]) from e
     if not isinstance(data, dict):
         raise OtlpFormatError("an OTLP/JSON export must be a JSON object", ["body"])
+    _check_count(_json_span_count(data), max_spans)
     request = ExportTraceServiceRequest()
     for i, resource_spans in enumerate(_items(data, "resourceSpans", "resource_spans", [])):
         loc: Loc = ["resourceSpans", i]
@@ -88,6 +109,21 @@ def decode_json(body: bytes) -> ExportTraceServiceRequest:
                 span_loc: Loc = [*scope_loc, "spans", k]
                 _parse(_span_ids_as_base64(span, span_loc), scope_out.spans.add(), span_loc)
     return request
+
+
+def _json_span_count(data: dict[str, Any]) -> int:
+    """The spans of an OTLP/JSON export, counted where they are well placed (anything else is
+    reported by the parsing that follows)."""
+
+    def listed(obj: Any, camel: str, snake: str) -> list[Any]:
+        value = obj.get(camel, obj.get(snake)) if isinstance(obj, dict) else None
+        return value if isinstance(value, list) else []
+
+    return sum(
+        len(listed(scope, "spans", "spans"))
+        for res in listed(data, "resourceSpans", "resource_spans")
+        for scope in listed(res, "scopeSpans", "scope_spans")
+    )
 
 
 def _items(obj: dict[str, Any], camel: str, snake: str, loc: Loc) -> list[Any]:

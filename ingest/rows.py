@@ -152,3 +152,53 @@ def batch_rows(batch: TraceBatch) -> BatchRows:
             rows.unit_refs.add(case.answer_unit)
         rows.unit_refs.update(case.evidence_units)
     return rows
+
+
+def _text_size(row: dict[str, Any]) -> int:
+    """The characters of a row's texts (content, attributes, names, ids)."""
+    return sum(len(value) for value in row.values() if isinstance(value, str))
+
+
+def split_rows(rows: BatchRows, max_weight: int) -> list[BatchRows]:
+    """``rows`` as consecutive parts of at most ``max_weight`` each (``[rows]`` when it fits; one
+    item heavier than that is a part alone), written one transaction each: a transaction's
+    memory in Neo4j grows with
+    what it creates, about 3 KB a node or relationship and 3 bytes a character of text (measured
+    on Neo4j 5.26), so the weight of an item is its node, its relationships and one per KiB of
+    its text. Operations keep their order, then cases, then units nothing names.
+
+    Each unit is defined in the first part that names it (so a later part only references it, a
+    stored id), and nothing is named before the part defining it: each part is a batch that a
+    writer can write alone, after the ones before it. Conflicts are the whole batch's, checked
+    before any part is written: the parts carry none."""
+    parts: list[BatchRows] = []
+    defined: set[str] = set()
+    weight = max_weight  # a part is started on the first item
+
+    def add(named: list[str], own: int) -> BatchRows:
+        nonlocal weight
+        new = [uid for uid in dict.fromkeys(named) if uid in rows.units and uid not in defined]
+        item = own + sum(1 + _text_size(rows.units[uid]) // 1024 for uid in new)
+        if weight + item > max_weight:
+            parts.append(BatchRows(project=rows.project))
+            weight = 0
+        part = parts[-1]
+        weight += item
+        defined.update(new)
+        part.units.update((uid, rows.units[uid]) for uid in new)
+        part.unit_refs.update(named)
+        return part
+
+    for op_id, op in rows.operations.items():
+        inputs = [edge["unit"] for edge in op["inputs"]]
+        outputs = [edge["unit"] for edge in op["outputs"]]
+        own = 1 + len(inputs) + 2 * len(outputs) + _text_size(op) // 1024  # PRODUCES, PRODUCED_BY
+        add(inputs + outputs, own).operations[op_id] = op
+    for case_id, case in rows.cases.items():
+        named = [edge["unit"] for edge in case["evidence"]]
+        named += [case["answer_unit"]] if case["answer_unit"] is not None else []
+        add(named, 1 + len(named) + _text_size(case) // 1024).cases[case_id] = case
+    for uid in rows.units:
+        if uid not in defined:
+            add([uid], 0)
+    return parts if len(parts) > 1 else [rows]  # one part: the batch as it is

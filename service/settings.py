@@ -51,7 +51,18 @@ class Settings(BaseSettings):
 
     # Ingestion limits.
     max_batch_bytes: int = Field(8 * 1024 * 1024, description="Largest accepted request body.")
-    max_batch_operations: int = Field(10_000, description="Most operations in one batch.")
+    max_batch_operations: int = Field(
+        10_000, description="Most operations (OTLP: spans) in one batch or export."
+    )
+    write_transaction_rows: int = Field(
+        20_000,
+        ge=1,
+        description="Most rows one write transaction of a batch holds (a node or relationship it "
+        "creates is one, each KiB of its text one more); a larger batch is written in several "
+        "transactions (docs/sending-traces.md). A row takes about 3 KB of Neo4j's transaction "
+        "memory (Neo4j 5.26): the default stays under 64 MB, a quarter of the "
+        "db.memory.transaction.max the local launcher sets at a 1 GB heap.",
+    )
     subgraph_node_limit: int = Field(5_000, description="Most nodes one subgraph answer returns.")
     retry_after_s: int = Field(5, description="Retry-After sent with a 503.")
 

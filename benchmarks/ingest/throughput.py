@@ -56,7 +56,7 @@ from benchmarks.figures import RESULTS, percentile, save
 from cypher import query
 from ingest.rows import batch_rows
 from service.db import apply_schema, create_driver
-from service.settings import Settings
+from service.settings import Settings, get_settings
 from service.traces.repository import write_batch
 from tests.support.servers import fresh_neo4j, run_service
 
@@ -223,7 +223,8 @@ async def _limit(session: AsyncSession, batch: dict[str, Any]) -> None:
 
 
 async def _direct(session: AsyncSession, batch: dict[str, Any]) -> None:
-    await write_batch(session, batch_rows(TraceBatch.model_validate(batch)))
+    rows = batch_rows(TraceBatch.model_validate(batch))
+    await write_batch(session, rows, get_settings().write_transaction_rows)
 
 
 async def _write_all(

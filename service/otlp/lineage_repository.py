@@ -19,11 +19,11 @@ from neo4j import AsyncManagedTransaction, AsyncSession
 from cypher import query
 from ingest.otlp_cases import Answerer, PendingCase, answering
 from ingest.otlp_decode import where
-from ingest.rows import batch_rows
+from ingest.rows import batch_rows, split_rows
 from service.db import store_errors, write_rerun
 from service.errors import InvalidInput
 from service.traces.models import IngestResult, TraceBatch
-from service.traces.repository import write_in
+from service.traces.repository import write_batch, write_in
 
 
 @store_errors
@@ -32,17 +32,28 @@ async def write_linked(
     batch: TraceBatch,
     lookups: list[dict[str, str]],
     pending: list[PendingCase],
+    max_weight: int,
 ) -> IngestResult:
     """Write ``batch`` with the stored versions ``lookups`` name and the stored answers of the
-    ``pending`` cases, in one transaction; ``InvalidInput`` (nothing written) for a case whose
-    answer is nowhere."""
+    ``pending`` cases; ``InvalidInput`` (nothing written) for a case whose answer is nowhere.
+
+    In one transaction when the batch fits one (``write_batch``'s ``max_weight``). A larger one
+    reads what it links to in a read transaction, then is written in parts by ``write_batch``:
+    a version another export stores in between is not seen, as if that export came later (a
+    re-send keeps what the stored operations consumed, so it still changes nothing)."""
 
     async def work(tx: AsyncManagedTransaction) -> IngestResult:
+        return await write_in(tx, batch_rows(await _with_links(tx)))
+
+    async def _with_links(tx: AsyncManagedTransaction) -> TraceBatch:
         versions = await _latest_versions(tx, batch.project, lookups)
         answers = await _stored_answers(tx, batch.project, pending)
-        return await write_in(tx, batch_rows(_linked(batch, versions, answers)))
+        return _linked(batch, versions, answers)
 
-    return await write_rerun(session, work)
+    if len(split_rows(batch_rows(batch), max_weight)) == 1:
+        return await write_rerun(session, work)
+    linked = await session.execute_read(_with_links)
+    return await write_batch(session, batch_rows(linked), max_weight)
 
 
 async def _latest_versions(

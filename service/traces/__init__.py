@@ -1,5 +1,6 @@
 """Trace batches in (``POST /traces``): a batch of operations, units and cases written to the
-project's graph in one transaction, idempotently (a batch sent again changes nothing).
+project's graph in one transaction (a very large one in several: ``repository.write_batch``),
+idempotently (a batch sent again changes nothing).
 
 Read in this order: ``routes`` -> ``service`` (size limits, then the write) -> ``repository``
 (the only Cypher). ``models`` re-exports the wire models the SDK builds batches with

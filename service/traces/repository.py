@@ -1,4 +1,5 @@
-"""Writing a trace batch: one managed write transaction, all of it or nothing.
+"""Writing a trace batch: one managed write transaction, all of it or nothing; a batch too
+large for one (``ingest.rows.split_rows``) in parts, one transaction each (``write_batch``).
 
 Two paths, the same result:
 
@@ -45,7 +46,7 @@ Units stored before a mark existed get it at start-up (``db.apply_schema``).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, LiteralString
 
@@ -54,7 +55,7 @@ from neo4j.exceptions import ClientError, ConstraintError
 
 from cypher import query
 from ingest.marks import reach_in_batch, rewrites_in_batch
-from ingest.rows import BatchRows
+from ingest.rows import BatchRows, split_rows
 from service.db import RACE_RERUNS, store_errors, vanished
 from service.errors import ConcurrentChange, Conflict
 from service.traces.models import IngestResult, KindCounts
@@ -159,10 +160,60 @@ async def _attempt(
 
 
 @store_errors
-async def write_batch(session: AsyncSession, rows: BatchRows) -> IngestResult:
-    """Write ``rows`` in one transaction; ``Conflict`` (nothing written) on a redefinition.
-    Optimistic first, then the lookup path while concurrent writers race it (module docstring)."""
+async def write_batch(session: AsyncSession, rows: BatchRows, max_weight: int) -> IngestResult:
+    """Write ``rows``; ``Conflict`` (nothing written) on a redefinition.
+
+    In one transaction when it weighs at most ``max_weight`` (``ingest.rows.split_rows``), else
+    in parts of at most that, one transaction each, in order: one transaction for all of a large
+    batch would need more memory than Neo4j lets one use. The batch's ids are first compared
+    with the stored ones in one read transaction, so a redefinition is a 409 with nothing written
+    (unless a concurrent writer stores a conflicting id between the check and the part that names
+    it). A failure after some parts were written (Neo4j lost, a 503) leaves those parts: each is
+    a batch of its own, whole, whose units all exist; sending the same batch again finds them
+    identical and writes the rest, so a retry ends with the graph one transaction would have
+    written."""
     _raise_conflict(rows.conflicts)
+    parts = split_rows(rows, max_weight)
+    if len(parts) == 1:
+        return await _write_whole(session, rows)
+    await session.execute_read(_check_stored, rows)
+    results = [await _write_whole(session, part) for part in parts]
+    return IngestResult(
+        project=rows.project,
+        created=_sum(r.created for r in results),
+        existing=_sum(r.existing for r in results),
+        warnings=[w for r in results for w in r.warnings],
+    )
+
+
+def _sum(counts: Iterable[KindCounts]) -> KindCounts:
+    total = KindCounts()
+    for c in counts:
+        total = KindCounts(
+            units=total.units + c.units,
+            operations=total.operations + c.operations,
+            cases=total.cases + c.cases,
+        )
+    return total
+
+
+async def _check_stored(tx: AsyncManagedTransaction, rows: BatchRows) -> None:
+    """``Conflict`` when an id of ``rows`` is stored with another definition."""
+    _raise_conflict(
+        {
+            kind: (await _compare(tx, statement, rows.project, _id_and_fp(defined))).differing
+            for kind, statement, defined in (
+                ("units", query("ingest/compare_units"), rows.units),
+                ("operations", query("ingest/compare_operations"), rows.operations),
+                ("cases", query("ingest/compare_cases"), rows.cases),
+            )
+        }
+    )
+
+
+async def _write_whole(session: AsyncSession, rows: BatchRows) -> IngestResult:
+    """Write ``rows`` in one transaction: optimistic first, then the lookup path while
+    concurrent writers race it (module docstring)."""
     lost: set[str] = set()
     result = await _attempt(session, _create_all, rows, lost)
     reruns = 0

@@ -19,7 +19,8 @@ async def post_traces(
     settings: SettingsDep,
     principal: PrincipalDep,
 ) -> IngestResult:
-    """Write a batch of units, operations and cases in one transaction, into the batch's
+    """Write a batch of units, operations and cases (in one transaction, a very large one in
+    several: a 409 still writes nothing, a re-send after a 503 completes it), into the batch's
     ``project`` (or, when it names none, the project named by ``?project=`` or the
     ``X-MemTrace-Project`` header; else ``default``, and the answer then carries a warning).
 

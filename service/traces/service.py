@@ -29,7 +29,9 @@ def check_size(batch: TraceBatch, settings: Settings) -> None:
 async def ingest_batch(
     session: AsyncSession, batch: TraceBatch, settings: Settings, *, project_named: bool = True
 ) -> IngestResult:
-    """Write one batch atomically. Re-sending the same batch is safe: nothing is duplicated.
+    """Write one batch: in one transaction up to ``settings.write_transaction_rows``, else in
+    parts (``repository.write_batch`` says what a failure between them leaves). Re-sending the
+    same batch is safe: nothing is duplicated.
 
     ``project_named`` False: the request named no project and ``batch.project`` is ``default``.
     Such a batch is stored, not refused, and its answer warns (``UNNAMED_PROJECT``). Why not
@@ -40,7 +42,7 @@ async def ingest_batch(
     nothing and get no hint where it went; the answer names the project written to and says
     so, and the SDK (so ``memtrace ingest`` too) logs it once."""
     check_size(batch, settings)
-    result = await traces.write_batch(session, batch_rows(batch))
+    result = await traces.write_batch(session, batch_rows(batch), settings.write_transaction_rows)
     if project_named:
         return result
     warning = UNNAMED_PROJECT.format(batch.project)

@@ -25,8 +25,9 @@ from benchmarks.ingest.throughput import (
     turns,
 )
 from cypher import query
+from tests.support.graph import graph_snapshot
 
-COMPUTED = {"project", "fp", "reaches_memory", "rewrites_memory"}
+COMPUTED = frozenset({"project", "fp", "reaches_memory", "rewrites_memory"})
 """Properties only the service computes (the limit stores placeholders)."""
 
 
@@ -35,27 +36,6 @@ def _limit_write(tx: ManagedTransaction, project: str, rows: dict[str, Any]) -> 
         tx.run(query("ingest/create_unit_refs"), project=project, ids=rows["seeds"]).consume()
     tx.run(query("ingest/create_units"), project=project, rows=rows["units"]).consume()
     tx.run(query("ingest/create_operations"), project=project, rows=rows["operations"]).consume()
-
-
-def _graph(driver: Driver, project: str) -> tuple[list[Any], list[Any]]:
-    nodes, _, _ = driver.execute_query(
-        "MATCH (n {project: $project}) RETURN labels(n) AS labels, properties(n) AS props",
-        project=project,
-        database_="neo4j",
-    )
-    edges, _, _ = driver.execute_query(
-        "MATCH (a {project: $project})-[r]->(b) "
-        "RETURN a.id AS a, type(r) AS type, properties(r) AS props, b.id AS b",
-        project=project,
-        database_="neo4j",
-    )
-    return (
-        sorted(
-            (r["labels"], sorted((k, str(v)) for k, v in r["props"].items() if k not in COMPUTED))
-            for r in nodes
-        ),
-        sorted((r["a"], r["type"], sorted(r["props"].items()), r["b"]) for r in edges),
-    )
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
@@ -68,11 +48,11 @@ def test_limit_writes_the_graph_the_api_writes(
     for batch in shape_streams(shape, limit, 30, 10, 1)[0]:
         with neo4j_driver.session(database="neo4j") as session:
             session.execute_write(_limit_write, limit, limit_rows(batch))
-    nodes, edges = _graph(neo4j_driver, api)
+    nodes, edges = graph_snapshot(neo4j_driver, api, COMPUTED)
     # 30 operations and their 60 memories; the chain's first inputs (2 seeds, by id only), the
     # extraction's 60 inline messages.
     assert len(nodes) == {"chain": 92, "extraction": 150}[shape]
-    assert (nodes, edges) == _graph(neo4j_driver, limit)
+    assert (nodes, edges) == graph_snapshot(neo4j_driver, limit, COMPUTED)
 
 
 def test_both_service_slots_take_the_same_requests_in_every_round() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from memtrace_client.models import TraceBatch, UnitIn
 
-from ingest.rows import batch_rows, fingerprint, unit_row
+from ingest.rows import batch_rows, fingerprint, split_rows, unit_row
 
 
 def test_fingerprint_ignores_attribute_key_order() -> None:
@@ -49,3 +49,54 @@ def test_naive_timestamps_are_utc() -> None:
         }
     )
     assert batch.operations[0].ts.utcoffset().total_seconds() == 0  # type: ignore[union-attr]
+
+
+def test_a_heavy_batch_splits_into_parts_that_define_each_unit_before_naming_it() -> None:
+    ops = [
+        {
+            "id": f"o{i}",
+            "name": "n",
+            "kind": "update",
+            "ts": "2026-01-01T00:00:00",
+            "inputs": ["shared", "ref-only", *([f"m{i - 1}"] if i else [])],
+            "outputs": [{"id": f"m{i}", "kind": "memory", "content": "x" * 3000}],
+        }
+        for i in range(12)
+    ]
+    batch = TraceBatch.model_validate(
+        {
+            "units": [
+                {"id": "shared", "kind": "message", "content": "s"},
+                {"id": "unnamed", "kind": "message", "content": "u"},
+            ],
+            "operations": ops,
+            "cases": [
+                {
+                    "id": "c",
+                    "question": "q",
+                    "expected_answer": "a",
+                    "answer_unit": "m11",
+                    "evidence_units": ["shared"],
+                }
+            ],
+        }
+    )
+    rows = batch_rows(batch)
+    parts = split_rows(rows, 20)
+    assert split_rows(rows, 10_000) == [rows]
+    assert len(parts) > 2
+    # Every item once, in order: operations, then cases, then what nothing names.
+    assert [op for part in parts for op in part.operations] == [f"o{i}" for i in range(12)]
+    assert [c for part in parts for c in part.cases] == ["c"]
+    assert "unnamed" in parts[-1].units
+    defined = [uid for part in parts for uid in part.units]
+    assert sorted(defined) == sorted(rows.units)
+    # Each part names only units stored before it, defined in it, or never defined.
+    seen: set[str] = set()
+    for part in parts:
+        seen |= part.units.keys()
+        assert part.unit_refs - seen <= {"ref-only"}
+        assert not part.has_conflicts
+    # One operation weighs 1 + 4 edges + 3 KiB of text (its memory: 1 + 2), the first one
+    # also the shared message: at most three a part.
+    assert max(len(part.operations) for part in parts) <= 3

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 from neo4j import Driver
 
@@ -43,3 +45,29 @@ def recorded_operations(driver: Driver, project: str) -> list[tuple[str, str, in
         p=project,
     ).records
     return [(r["name"], r["kind"], r["ins"], r["outs"]) for r in rows]
+
+
+def graph_snapshot(
+    driver: Driver, project: str, leave_out: frozenset[str] = frozenset({"project"})
+) -> tuple[list[Any], list[Any]]:
+    """The project's operations, units and cases with their properties (but ``leave_out``), and
+    the edges from them with theirs, sorted: two projects written alike compare equal."""
+    nodes, _, _ = driver.execute_query(
+        "MATCH (n {project: $project}) WHERE n:Operation OR n:Unit OR n:Case "
+        "RETURN labels(n) AS labels, properties(n) AS props",
+        project=project,
+        database_="neo4j",
+    )
+    edges, _, _ = driver.execute_query(
+        "MATCH (a {project: $project})-[r]->(b) WHERE a:Operation OR a:Unit OR a:Case "
+        "RETURN a.id AS a, type(r) AS type, properties(r) AS props, b.id AS b",
+        project=project,
+        database_="neo4j",
+    )
+    return (
+        sorted(
+            (r["labels"], sorted((k, str(v)) for k, v in r["props"].items() if k not in leave_out))
+            for r in nodes
+        ),
+        sorted((r["a"], r["type"], sorted(r["props"].items()), r["b"]) for r in edges),
+    )
