@@ -1,8 +1,11 @@
 """``memtrace demo``: the whole loop on one machine, for a newcomer's first run.
 
 Starts the local Neo4j and the service in the background (they keep running for you to explore
-http://127.0.0.1:8000/docs; ``memtrace stop`` ends both), ingests the example trace and prints,
-for each failed case, the ancestor subgraph of its answer as a tree.
+the API at the CLI's address, http://MEMTRACE_HOST:MEMTRACE_PORT/docs; ``memtrace stop`` ends
+both), ingests the example trace and prints, for each failed case, the ancestor subgraph of its
+answer as a tree. A service that already answers at that address is written into only if it is
+on the Neo4j the demo started (``require_own_store``): on a shared machine it may be another
+user's.
 """
 
 from __future__ import annotations

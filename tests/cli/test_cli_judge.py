@@ -29,14 +29,8 @@ def test_attribute_with_a_judge_prints_that_judges_result(
     llm.script["answer"] = oracle_from_ids({"msg-2", "fact-2", "mem-job@1"})  # type: ignore[attr-defined]
     sent = httpx.post(f"{llm_service.url}/traces", json=demo_batch(project), timeout=60)
     assert sent.status_code == 200
-    assert _attribute(llm_service, project)["judge"] == {
-        "kind": "heuristic",
-        "model": None,
-        "llm_calls": 0,
-        "llm_verdicts": 0,
-        "llm_failures": 0,
-        "warning": None,
-    }
+    stored = _attribute(llm_service, project)["judge"]
+    assert (stored["kind"], stored["llm_calls"]) == ("heuristic", 0)
     asked = _attribute(llm_service, project, "--judge", "llm")
     assert asked["judge"]["kind"] == "llm" and asked["judge"]["llm_calls"] > 0
     assert _attribute(llm_service, project) == asked  # stored, printed as it is

@@ -4,6 +4,7 @@ answering at the demo's address (same machine, default port) is refused, never f
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -29,6 +30,23 @@ def _trace(tmp_path: Path, project: str) -> Path:
     return path
 
 
+def _demo(
+    service: ServiceHandle, trace: Path, home: Path, bolt_port: int, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """``memtrace demo`` with its own Neo4j in ``home`` on ``bolt_port``, at the address of
+    ``service`` (MEMTRACE_PORT; MEMTRACE_URL unset)."""
+    return memtrace(
+        "demo",
+        "--trace",
+        str(trace),
+        MEMTRACE_URL="",
+        MEMTRACE_PORT=str(urlsplit(service.url).port),
+        MEMTRACE_LOCAL_NEO4J_HOME=str(home),
+        MEMTRACE_LOCAL_NEO4J_PORT=str(bolt_port),
+        **env,
+    )
+
+
 def test_the_demo_refuses_a_service_on_another_neo4j(
     service: ServiceHandle, project: str, tmp_path: Path
 ) -> None:
@@ -42,14 +60,11 @@ def test_the_demo_refuses_a_service_on_another_neo4j(
         pagecache="128m",
     )
     try:
-        done = memtrace(
-            "demo",
-            "--trace",
-            str(_trace(tmp_path, project)),
-            MEMTRACE_URL="",
-            MEMTRACE_PORT=str(urlsplit(service.url).port),
-            MEMTRACE_LOCAL_NEO4J_HOME=str(own.home),
-            MEMTRACE_LOCAL_NEO4J_PORT=str(own.port),
+        done = _demo(
+            service,
+            _trace(tmp_path, project),
+            own.home,
+            own.port,
             MEMTRACE_LOCAL_NEO4J_HEAP=own.heap,
             MEMTRACE_LOCAL_NEO4J_PAGECACHE=own.pagecache,
         )
@@ -67,15 +82,7 @@ def test_the_demo_uses_a_service_already_on_its_own_neo4j(
 ) -> None:
     if neo4j.local is None:
         pytest.skip("the session's Neo4j is not one the local launcher started")
-    done = memtrace(
-        "demo",
-        "--trace",
-        str(_trace(tmp_path, project)),
-        MEMTRACE_URL="",
-        MEMTRACE_PORT=str(urlsplit(service.url).port),
-        MEMTRACE_LOCAL_NEO4J_HOME=str(neo4j.local.home),
-        MEMTRACE_LOCAL_NEO4J_PORT=str(neo4j.local.port),
-    )
+    done = _demo(service, _trace(tmp_path, project), neo4j.local.home, neo4j.local.port)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "on the demo's Neo4j" in done.stdout
     assert project in _projects(service)
