@@ -157,7 +157,9 @@ def session_token(key: ApiKey, now: float) -> str:
 def find_session_key(keys: tuple[ApiKey, ...], token: str, now: float) -> ApiKey | None:
     """The configured key a ``session_token`` was made for, if it has not expired."""
     expires_text, _, mac = token.partition(".")
-    if not expires_text.isdigit() or len(expires_text) > 12 or int(expires_text) <= now:
+    # isascii: str.isdigit also takes digits such as "²", which int() refuses.
+    well_formed = expires_text.isascii() and expires_text.isdigit() and len(expires_text) <= 12
+    if not well_formed or int(expires_text) <= now:
         return None
     expires, match = int(expires_text), None
     for key in keys:  # no early exit, as in find_key

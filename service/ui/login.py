@@ -76,7 +76,8 @@ async def login_form(
 async def login(request: Request) -> Response:
     origin = request.headers.get("origin")
     if origin is not None and not same_origin(origin, request):
-        # Browsers name the page a form comes from; a client that sends no Origin is no browser.
+        # Browsers send Origin with every form POST. Without this check a page elsewhere could
+        # sign the browser in under a key of its own choosing (and read what the user does).
         return _form("/ui/", "Sign in from this service's own page.", status=403)
     body = await request.body()
     form = parse_qs(body.decode("utf-8", "replace")[:10_000])
