@@ -30,21 +30,21 @@ def _trace(tmp_path: Path, project: str) -> Path:
     return path
 
 
-def _demo(
-    service: ServiceHandle, trace: Path, home: Path, bolt_port: int, **env: str
-) -> subprocess.CompletedProcess[str]:
-    """``memtrace demo`` with its own Neo4j in ``home`` on ``bolt_port``, at the address of
-    ``service`` (MEMTRACE_PORT; MEMTRACE_URL unset)."""
+def _demo(trace: Path, home: Path, bolt_port: int, **env: str) -> subprocess.CompletedProcess[str]:
+    """``memtrace demo`` with its own Neo4j in ``home`` on ``bolt_port``."""
     return memtrace(
         "demo",
         "--trace",
         str(trace),
-        MEMTRACE_URL="",
-        MEMTRACE_PORT=str(urlsplit(service.url).port),
         MEMTRACE_LOCAL_NEO4J_HOME=str(home),
         MEMTRACE_LOCAL_NEO4J_PORT=str(bolt_port),
         **env,
     )
+
+
+def _at(service: ServiceHandle) -> dict[str, str]:
+    """The CLI's address set to ``service``'s by MEMTRACE_PORT (MEMTRACE_URL unset)."""
+    return {"MEMTRACE_URL": "", "MEMTRACE_PORT": str(urlsplit(service.url).port)}
 
 
 def test_the_demo_refuses_a_service_on_another_neo4j(
@@ -59,21 +59,22 @@ def test_the_demo_refuses_a_service_on_another_neo4j(
         heap="512m",
         pagecache="128m",
     )
+    trace = _trace(tmp_path, project)
+    memory = {
+        "MEMTRACE_LOCAL_NEO4J_HEAP": own.heap,
+        "MEMTRACE_LOCAL_NEO4J_PAGECACHE": own.pagecache,
+    }
+    # The service found by MEMTRACE_URL, then by MEMTRACE_PORT (the Neo4j is started once).
+    addresses = ({"MEMTRACE_URL": service.url}, _at(service))
     try:
-        done = _demo(
-            service,
-            _trace(tmp_path, project),
-            own.home,
-            own.port,
-            MEMTRACE_LOCAL_NEO4J_HEAP=own.heap,
-            MEMTRACE_LOCAL_NEO4J_PAGECACHE=own.pagecache,
-        )
+        runs = [_demo(trace, own.home, own.port, **memory, **address) for address in addresses]
     finally:
         own.stop()
-    said = " ".join((done.stdout + done.stderr).split())
-    assert done.returncode == 1, said
-    assert f"a service already answers on {service.url} but it uses another Neo4j" in said
-    assert "will not write into it" in said and "MEMTRACE_PORT" in said
+    for done in runs:
+        said = " ".join((done.stdout + done.stderr).split())
+        assert done.returncode == 1, said
+        assert f"a service already answers on {service.url} but it uses another Neo4j" in said
+        assert "will not write into it" in said and "MEMTRACE_PORT" in said
     assert project not in _projects(service)
 
 
@@ -82,7 +83,7 @@ def test_the_demo_uses_a_service_already_on_its_own_neo4j(
 ) -> None:
     if neo4j.local is None:
         pytest.skip("the session's Neo4j is not one the local launcher started")
-    done = _demo(service, _trace(tmp_path, project), neo4j.local.home, neo4j.local.port)
+    done = _demo(_trace(tmp_path, project), neo4j.local.home, neo4j.local.port, **_at(service))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "on the demo's Neo4j" in done.stdout
     assert project in _projects(service)
