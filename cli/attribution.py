@@ -60,11 +60,13 @@ def failed_case_ids(client: httpx.Client, project: str) -> list[str]:
 
 
 def attribute_cases(
-    client: httpx.Client, project: str, case_id: str | None, judge: str, refresh: bool
+    client: httpx.Client, project: str, case_id: str | None, judge: str | None, refresh: bool
 ) -> list[dict[str, Any]]:
-    """Attribute one case, or every failed case when ``case_id`` is None (with progress)."""
+    """Attribute one case, or every failed case when ``case_id`` is None (with progress).
+    ``judge`` None: a stored result whatever its judge, else the service's default judge; a
+    judge named is the one whose result comes back (the service attributes again if needed)."""
     ids = [case_id] if case_id else failed_case_ids(client, project)
-    body = {"judge": judge, "refresh": refresh}
+    body: dict[str, Any] = {"refresh": refresh, **({"judge": judge} if judge else {})}
     params = {"project": project}
     steps = track(ids, description="attributing", transient=True) if len(ids) > 1 else ids
     return [

@@ -19,32 +19,67 @@ from rich.console import Console
 
 from service.settings import get_settings
 
+DEFAULT_PROJECT = "default"
+"""The project the service acts on when a request names none (``service.auth``), and so every
+command's --project default."""
+DEFAULT_PROJECT_HINT = (
+    f"{DEFAULT_PROJECT!r} is the project commands use when no --project is given; choose one "
+    "with --project NAME (`memtrace projects` lists them)"
+)
+"""Said with every refusal of the default project: a person who never typed a project name
+would not guess where ``'default'`` came from."""
+
+_api_key_option: str | None = None
+"""The key given with ``memtrace --api-key KEY COMMAND`` (it wins over MEMTRACE_API_KEY)."""
+
+
+def use_api_key(key: str | None) -> None:
+    global _api_key_option
+    _api_key_option = key or None
+
+
+def api_key() -> str | None:
+    """The key the CLI sends: ``--api-key``, else ``MEMTRACE_API_KEY``, else none."""
+    if _api_key_option:
+        return _api_key_option
+    key = get_settings().api_key
+    return key.get_secret_value() if key else None
+
 
 def _auth_headers() -> dict[str, str]:
-    key = get_settings().api_key
-    return {"Authorization": f"Bearer {key.get_secret_value()}"} if key else {}
+    key = api_key()
+    return {"Authorization": f"Bearer {key}"} if key else {}
 
 
 def service_url(url: str | None) -> str:
-    """``url``, or ``MEMTRACE_URL`` from the settings when none is given."""
-    return url or get_settings().url
+    """``url``, or where the settings put the service (``MEMTRACE_URL``, else
+    ``MEMTRACE_HOST``:``MEMTRACE_PORT``) when none is given."""
+    return url or get_settings().service_url()
 
 
 def service_client(url: str | None, timeout_s: float = 300) -> httpx.Client:
-    """An HTTP client for the service at ``url`` (``MEMTRACE_URL`` by default) that sends the
-    CLI's API key (``MEMTRACE_API_KEY``) when one is set."""
+    """An HTTP client for the service at ``service_url(url)`` that sends the CLI's API key
+    (``api_key``) when one is set."""
     return httpx.Client(base_url=service_url(url), timeout=timeout_s, headers=_auth_headers())
 
 
 def batch_client(url: str | None) -> MemTraceClient:
     """The SDK's client for sending batches: its retries (connection errors, 429, 5xx) and
     error types are the CLI's too."""
-    key = get_settings().api_key
-    return MemTraceClient(
-        service_url(url),
-        api_key=key.get_secret_value() if key else None,
-        timeout_s=120,
-        attempts=6,
+    return MemTraceClient(service_url(url), api_key=api_key(), timeout_s=120, attempts=6)
+
+
+def unauthorized(where: str) -> str:
+    """A 401 in a CLI user's words: the service's own message tells an HTTP client to send
+    ``Authorization: Bearer``, which a CLI user does by setting a key, not a header."""
+    if api_key() is None:
+        return (
+            f"HTTP 401: the service at {where} needs an API key: set MEMTRACE_API_KEY "
+            "(or give memtrace --api-key KEY before the command)"
+        )
+    return (
+        f"HTTP 401: the service at {where} does not accept the API key the CLI sent "
+        "(MEMTRACE_API_KEY or --api-key): check it against the service's MEMTRACE_API_KEYS"
     )
 
 
@@ -84,6 +119,15 @@ def checked(response: httpx.Response) -> Any:
         body = None
     if isinstance(body, dict) and "message" in body:
         message = str(body["message"]) + _details_text(body.get("details"))
+    if response.status_code == 401:
+        asked = response.request.url
+        where = f"{asked.scheme}://{asked.netloc.decode()}"
+        raise ServiceRequestError(unauthorized(where), usage=False)
+    if (
+        response.status_code == 403
+        and response.request.url.params.get("project") == DEFAULT_PROJECT
+    ):
+        message += f"; {DEFAULT_PROJECT_HINT}"
     usage = response.status_code in (400, 404, 422)
     raise ServiceRequestError(f"HTTP {response.status_code}: {message}", usage=usage)
 
@@ -107,6 +151,9 @@ def failures_end_in_one_line(
         _one_line(err, f"cannot reach the service at {service_url(url)} ({reason}){lost_hint}")
         raise typer.Exit(1) from None
     except MemTraceClientError as e:  # the SDK's refusals and "not delivered" (ingest, demo)
+        if getattr(e, "status", None) == 401:
+            _one_line(err, unauthorized(service_url(url)))
+            raise typer.Exit(1) from None
         body = getattr(e, "body", None)
         details = _details_text(body.get("details")) if isinstance(body, dict) else ""
         _one_line(err, f"{e}{details}")

@@ -42,6 +42,7 @@ from cli.http import (
     failures_end_in_one_line,
     service_client,
     service_url,
+    use_api_key,
 )
 from cli.ingest_file import send_jsonl
 from cli.jobs import (
@@ -87,8 +88,18 @@ def _options(
             "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
         ),
     ] = False,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key",
+            help="The API key to send (default: MEMTRACE_API_KEY, which other users of the "
+            "machine cannot read in the process list).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """MemTrace: trace and attribute errors in LLM memory systems."""
+    use_api_key(api_key)
 
 
 @app.command()
@@ -245,11 +256,14 @@ def attribute(
     ] = None,
     project: Annotated[str, typer.Option(help="Project of the cases.")] = "default",
     judge: Annotated[
-        JudgeChoice,
+        JudgeChoice | None,
         typer.Option(
-            help="heuristic (no LLM), llm (the LLM where the heuristic doubts) or llm-all."
+            help="heuristic (no LLM), llm (the LLM where the heuristic doubts) or llm-all; a "
+            "case stored by another judge is attributed again by this one. Default: a stored "
+            "result as it is, else heuristic.",
+            show_default=False,
         ),
-    ] = JudgeChoice.heuristic,
+    ] = None,
     refresh: Annotated[bool, typer.Option(help="Attribute again even if stored.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     url: Annotated[str | None, typer.Option(help="Service URL.")] = None,
@@ -266,10 +280,11 @@ def attribute(
         failures_end_in_one_line(err, url, lost_hint=lost_hint if case_id is None else ""),
         service_client(url) as client,
     ):
+        asked = judge.value if judge is not None else None
         if case_id is not None:
-            results = _attribute_one(client, project, case_id, judge.value, refresh)
+            results = _attribute_one(client, project, case_id, asked, refresh)
         else:
-            results = _attribution_job(client, project, resume, judge.value, refresh)
+            results = _attribution_job(client, project, resume, asked or "heuristic", refresh)
     if as_json:
         console.print_json(json.dumps(results))
     else:
@@ -279,7 +294,7 @@ def attribute(
 
 
 def _attribute_one(
-    client: httpx.Client, project: str, case_id: str, judge: str, refresh: bool
+    client: httpx.Client, project: str, case_id: str, judge: str | None, refresh: bool
 ) -> list[dict[str, Any]]:
     """Attribute one case; a 404 for a project that does not exist says so."""
     try:

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 from rich.table import Table
 
-from cli.http import CommandError, checked
+from cli.http import DEFAULT_PROJECT, DEFAULT_PROJECT_HINT, CommandError, checked
 
 
 def list_projects(client: httpx.Client) -> list[dict[str, Any]]:
@@ -21,9 +21,14 @@ def require_project(client: httpx.Client, project: str) -> None:
     """Raise ``CommandError`` when ``project`` holds nothing the CLI's key can see: a project
     that does not exist reads as empty, which would otherwise look like "no failures"."""
     if project not in {p["project"] for p in list_projects(client)}:
-        raise CommandError(
-            f"no such project {project!r} (`memtrace projects` lists them)", usage=True
-        )
+        raise CommandError(no_such_project(project), usage=True)
+
+
+def no_such_project(project: str) -> str:
+    """Which project the command used and how to choose another."""
+    if project == DEFAULT_PROJECT:
+        return f"no such project {project!r}: {DEFAULT_PROJECT_HINT}"
+    return f"no such project {project!r} (given with --project): `memtrace projects` lists them"
 
 
 def projects_table(projects: list[dict[str, Any]]) -> Table:

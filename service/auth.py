@@ -18,23 +18,25 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from fastapi import Depends, Header, Query, Request
-from memtrace_client.models import ProjectName
+from memtrace_client.models import ProjectName, is_project_name
 from starlette.datastructures import Headers
+from starlette.requests import HTTPConnection
 
 from service.errors import Forbidden, InvalidInput
 from service.settings import Settings
 
 PROJECT_HEADER = "X-MemTrace-Project"
-KEY_COOKIE = "memtrace_key"
-"""Where a browser keeps its key after ``/ui/login`` (HttpOnly, SameSite=Strict): a page cannot
-send an ``Authorization`` header when it is opened, so the UI authenticates with this cookie."""
-_PROJECT = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+SESSION_COOKIE = "memtrace_session"
+"""Where a browser keeps its session after ``/ui/login`` (HttpOnly, SameSite=Strict): a page
+cannot send an ``Authorization`` header when it is opened, so the UI authenticates with this
+cookie. It holds a ``session_token``, never the key."""
+SESSION_DAYS = 7
 
 
 class KeyConfigError(ValueError):
@@ -94,7 +96,7 @@ def parse_keys(entries: list[str], source: str) -> list[ApiKey]:
         projects = None
         if colon and scope != "*":
             names = [p.strip() for p in scope.split(",") if p.strip()]
-            bad = [p for p in names if not _PROJECT.match(p)]
+            bad = [p for p in names if not is_project_name(p)]
             if bad or not names:
                 raise KeyConfigError(f"API key #{n} of {source} names an invalid project")
             projects = frozenset(names)
@@ -136,6 +138,41 @@ def find_key(keys: tuple[ApiKey, ...], token: str) -> ApiKey | None:
         if hmac.compare_digest(key.digest, digest):
             match = key
     return match
+
+
+def _session_mac(key: ApiKey, expires: int) -> str:
+    return hmac.new(key.digest, f"memtrace-ui-session:{expires}".encode(), "sha256").hexdigest()
+
+
+def session_token(key: ApiKey, now: float) -> str:
+    """What the UI's cookie holds for ``key``: when it expires and an HMAC of that made with the
+    key's digest. It proves the browser was given the key without holding it: a cookie that
+    leaks (a log, a shared profile) gives neither the key nor a way to make another session,
+    and it stops working at its expiry or when the key is removed from the configuration.
+    Stateless, so every worker and a restarted service read it alike."""
+    expires = int(now) + SESSION_DAYS * 86_400
+    return f"{expires}.{_session_mac(key, expires)}"
+
+
+def find_session_key(keys: tuple[ApiKey, ...], token: str, now: float) -> ApiKey | None:
+    """The configured key a ``session_token`` was made for, if it has not expired."""
+    expires_text, _, mac = token.partition(".")
+    # isascii: str.isdigit also takes digits such as "²", which int() refuses.
+    well_formed = expires_text.isascii() and expires_text.isdigit() and len(expires_text) <= 12
+    if not well_formed or int(expires_text) <= now:
+        return None
+    expires, match = int(expires_text), None
+    for key in keys:  # no early exit, as in find_key
+        if hmac.compare_digest(_session_mac(key, expires), mac):
+            match = key
+    return match
+
+
+def same_origin(origin: str, connection: HTTPConnection) -> bool:
+    """Whether a browser's ``Origin`` header names the origin ``connection`` was sent to."""
+    parts = urlsplit(origin)
+    host = connection.headers.get("host", "")
+    return parts.scheme == connection.url.scheme and parts.netloc.lower() == host.lower()
 
 
 def named_project(query: str | None, header: str | None) -> str | None:

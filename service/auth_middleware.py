@@ -16,12 +16,20 @@ when the browser says where it comes from (``Origin``), come from this origin.
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+import time
 
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from service.auth import KEY_COOKIE, ApiKey, Principal, bearer_token, find_key
+from service.auth import (
+    SESSION_COOKIE,
+    ApiKey,
+    Principal,
+    bearer_token,
+    find_key,
+    find_session_key,
+    same_origin,
+)
 from service.errors import Forbidden, MemTraceError, Unauthorized
 from service.http_errors import error_response
 
@@ -71,18 +79,22 @@ def _is_open(path: str) -> bool:
 
 
 def authenticate(connection: Request, keys: tuple[ApiKey, ...]) -> Principal:
-    """The caller's key from ``Authorization: Bearer`` or the UI's cookie; raises ``Unauthorized``
-    without a known key and ``Forbidden`` for a cookie-authenticated cross-site write."""
+    """The caller's key from ``Authorization: Bearer`` or the UI's session cookie; raises
+    ``Unauthorized`` without a known key (or a live session of one) and ``Forbidden`` for a
+    cookie-authenticated cross-site write."""
     token = bearer_token(connection.headers)
-    from_cookie = token is None
-    if token is None:
-        token = connection.cookies.get(KEY_COOKIE)
-    if not token:
+    if token is not None:
+        key = find_key(keys, token)
+        if key is None:
+            raise Unauthorized("unknown API key")
+        return Principal(key)
+    session = connection.cookies.get(SESSION_COOKIE)
+    if not session:
         raise Unauthorized("an API key is required: send `Authorization: Bearer <key>`")
-    key = find_key(keys, token)
+    key = find_session_key(keys, session, time.time())
     if key is None:
-        raise Unauthorized("unknown API key")
-    if from_cookie and connection.scope["method"] not in SAFE_METHODS:
+        raise Unauthorized("the browser's session has expired or its key was withdrawn")
+    if connection.scope["method"] not in SAFE_METHODS:
         _refuse_cross_site(connection)
     return Principal(key)
 
@@ -97,14 +109,8 @@ def _refuse_cross_site(connection: Request) -> None:
             details=[{"loc": ["header", "content-type"], "msg": "must be application/json"}],
         )
     origin = connection.headers.get("origin")
-    if origin is not None and not _same_origin(origin, connection):
+    if origin is not None and not same_origin(origin, connection):
         raise Forbidden(
             "a write signed in by the browser cookie must come from this service's own pages",
             details=[{"loc": ["header", "origin"], "msg": "not this service's origin"}],
         )
-
-
-def _same_origin(origin: str, connection: Request) -> bool:
-    parts = urlsplit(origin)
-    host = connection.headers.get("host", "")
-    return parts.scheme == connection.url.scheme and parts.netloc.lower() == host.lower()

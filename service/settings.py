@@ -220,7 +220,12 @@ class Settings(BaseSettings):
         description="Worker processes of `memtrace serve` (uvicorn); each has its own Neo4j "
         "driver, and they share the port.",
     )
-    url: str = Field("http://127.0.0.1:8000", description="Where CLI commands find the service.")
+    url: str | None = Field(
+        None,
+        description="Where CLI commands (and `memtrace demo`) find the service; unset: "
+        "http://MEMTRACE_HOST:MEMTRACE_PORT, the address `memtrace serve` binds with the same "
+        "settings (a wildcard host, 0.0.0.0 or ::, read as this machine).",
+    )
 
     # Local Neo4j launcher (memtrace neo4j start|stop|status).
     local_neo4j_dir: Path = Field(
@@ -247,6 +252,15 @@ class Settings(BaseSettings):
                 "a live runner would be shown interrupted between two of its beats"
             )
         return self
+
+    def service_url(self) -> str:
+        """Where the CLI finds the service: ``url`` when set, else where ``memtrace serve``
+        listens with these settings. Following MEMTRACE_PORT keeps a second user's CLI (their
+        own port) away from the first user's service on the default one."""
+        if self.url:
+            return self.url.rstrip("/")
+        host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(self.host, self.host)
+        return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
 
     def node_limit(self, requested: int | None) -> int:
         """The subgraph node limit for a request: what it asked for, never above the server's."""

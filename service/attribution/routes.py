@@ -2,11 +2,17 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body
+from fastapi import APIRouter, Body, Query
 
 import service.id_paths  # noqa: F401  (registers the {name:id} path convertor)
 from service.attribution import service as attribution
-from service.attribution.models import AttributeRequest, AttributionResult, ErrorType, Status
+from service.attribution.models import (
+    AttributeRequest,
+    AttributionResult,
+    ErrorType,
+    JudgeKind,
+    Status,
+)
 from service.auth import ProjectDep
 from service.dependencies import SessionDep, SettingsDep
 from service.error_responses import responses
@@ -26,14 +32,23 @@ async def post_attribute(
     settings: SettingsDep,
     project: ProjectDep,
     request: Annotated[AttributeRequest | None, Body()] = None,
+    judge: Annotated[
+        JudgeKind | None,
+        Query(description="The judge, as the body's `judge` (both given: they must agree)."),
+    ] = None,
+    refresh: Annotated[
+        bool | None, Query(description="Attribute again even if stored (as the body's).")
+    ] = None,
 ) -> AttributionResult:
     """Name the operation that broke the case's answer, its error type and why.
 
-    The result is stored with the case and returned again on the next call unless ``refresh``.
+    The result is stored with the case and returned again on the next call unless ``refresh``,
+    or unless the request names a judge (``judge``, in the body or the query) other than the
+    one that made it: then the asked judge attributes the case again. A judge that needs an LLM
+    while none is configured is a 422 saying which settings to set.
     """
-    return await attribution.attribute_case(
-        session, project, case_id, request or AttributeRequest(), settings
-    )
+    asked = attribution.attribute_request(request, judge, refresh, settings)
+    return await attribution.attribute_case(session, project, case_id, asked, settings)
 
 
 @router.get(

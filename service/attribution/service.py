@@ -18,7 +18,7 @@ from service.attribution.judge_check import repository as judge_checks
 from service.attribution.judge_check.models import JudgeCheckResult
 from service.attribution.judges.base import CachedJudge, HeuristicStandIn, Judge
 from service.attribution.judges.heuristic import HeuristicJudge
-from service.attribution.models import AttributeRequest, AttributionResult
+from service.attribution.models import AttributeRequest, AttributionResult, JudgeKind
 from service.attribution.row_cache import RowCache
 from service.attribution.scope import Scope
 from service.attribution.scope_reads import ScopeReads
@@ -311,10 +311,14 @@ async def attribute_case(
     request: AttributeRequest,
     settings: Settings,
 ) -> AttributionResult:
-    """The stored attribution unless ``refresh``; else a new one, stored before it is returned."""
+    """The stored attribution unless ``refresh`` or the request names a judge other than the
+    one that made it; else a new one, stored before it is returned. Asking for a judge and
+    getting another's stored result without a word read as "the LLM agrees with the heuristic"."""
     if not request.refresh:
         stored = await attributions.get(session, project, case_id)
-        if stored is not None:
+        if stored is not None and (
+            "judge" not in request.model_fields_set or stored.judge.kind == request.judge
+        ):
             return stored
     limit = settings.attribution_graph_limit
     inputs = await attributions.case_graph(session, project, case_id, limit)
@@ -328,6 +332,31 @@ async def attribute_case(
         await close_judge(judge)
     await attributions.save(session, project, result)
     return result
+
+
+def attribute_request(
+    body: AttributeRequest | None, judge: JudgeKind | None, refresh: bool | None, settings: Settings
+) -> AttributeRequest:
+    """One request from ``POST /attribute/{case_id}``'s body and its ``judge`` and ``refresh``
+    query parameters (either place may name them; two different judges are refused rather than
+    guessed between). A judge named in either place counts as asked for (``model_fields_set``):
+    ``attribute_case`` then does not answer with another judge's stored result."""
+    body = body or AttributeRequest()
+    if judge is not None and "judge" in body.model_fields_set and body.judge != judge:
+        raise InvalidInput(
+            f"the judge query parameter ({judge!r}) and the body's judge ({body.judge!r}) differ",
+            details=[{"loc": ["query", "judge"], "msg": "differs from the body's judge"}],
+        )
+    fields = body.model_dump(exclude_unset=True)
+    if judge is not None:
+        fields["judge"] = judge
+    if refresh is not None:
+        fields["refresh"] = refresh or body.refresh
+    merged = AttributeRequest.model_validate(fields)
+    if merged.judge != "heuristic":
+        where = ["query", "judge"] if judge is not None else ["body", "judge"]
+        require_llm(settings, f"{merged.judge} judge", where)
+    return merged
 
 
 async def stored_attribution(

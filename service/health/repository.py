@@ -1,4 +1,4 @@
-"""The readiness probe's one query."""
+"""The readiness probe's queries: that each store answers, and which database the default one is."""
 
 from __future__ import annotations
 
@@ -16,3 +16,14 @@ async def ping(session: AsyncSession) -> None:
         await (await tx.run(query("health/ping"))).consume()
 
     await session.execute_read(work)
+
+
+@store_errors
+async def store_id(session: AsyncSession) -> str:
+    """The database's id (``cypher/health/store_id.cypher``)."""
+
+    async def work(tx: AsyncManagedTransaction) -> str:
+        record = await (await tx.run(query("health/store_id"))).single(strict=True)
+        return str(record["store_id"])
+
+    return await session.execute_read(work)

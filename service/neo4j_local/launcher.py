@@ -15,6 +15,7 @@ from pathlib import Path
 from neo4j import GraphDatabase
 from neo4j.exceptions import DriverError, Neo4jError
 
+from cypher import query
 from service.processes import NotReady, spawn, wait_ready
 from service.settings import NEO4J_VERSION, Settings
 
@@ -147,6 +148,16 @@ class LocalNeo4j:
             return True
         except (DriverError, Neo4jError, OSError):
             return False
+
+    def store_id(self, timeout_s: float = 5.0) -> str:
+        """The id of this instance's database, as a service on it reports in ``/readyz``."""
+        with GraphDatabase.driver(
+            self.uri, auth=("neo4j", "unused"), connection_timeout=timeout_s
+        ) as driver:
+            records = driver.execute_query(
+                query("health/store_id"), database_="neo4j", routing_="r"
+            ).records
+        return str(records[0]["store_id"])
 
     def start(self, timeout_s: float = 180.0) -> int:
         """Start (or find running) and wait until Bolt answers; returns the PID."""

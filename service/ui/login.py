@@ -1,21 +1,26 @@
 """``/ui/login``: how a browser gets in when API keys are configured.
 
 A page opened in a browser cannot carry an ``Authorization`` header, so the key is typed once
-into a form (POSTed, never put in a URL) and kept in an HttpOnly, SameSite=Strict cookie that
-``service.auth.authorize`` accepts like a bearer key, with the same project binding. Any ``/ui``
+into a form (POSTed, never put in a URL) and the browser is given an HttpOnly, SameSite=Strict
+(and, over https, Secure) cookie holding a session made from it (``service.auth.session_token``,
+never the key itself) that ``service.auth_middleware`` accepts like the key, with the same
+project binding. The form only takes a key from this service's own page: a form posted from
+another origin (a page on another port of this host is one) is refused with 403, so no other
+page can sign a browser in under a key of its choosing. Any ``/ui``
 page asked for without a key is redirected here (``service.app``). With keys off there is
 nothing to log into and the form sends you on.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Annotated
 from urllib.parse import parse_qs, quote
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from service.auth import KEY_COOKIE, find_key
+from service.auth import SESSION_COOKIE, SESSION_DAYS, find_key, same_origin, session_token
 from service.ui import pages
 
 router = APIRouter(prefix="/ui", tags=["ui"], include_in_schema=False)
@@ -29,7 +34,6 @@ _HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
-_COOKIE_DAYS = 7
 
 
 def safe_next(target: str | None) -> str:
@@ -70,19 +74,25 @@ async def login_form(
 
 @router.post("/login", response_class=HTMLResponse)
 async def login(request: Request) -> Response:
+    origin = request.headers.get("origin")
+    if origin is not None and not same_origin(origin, request):
+        # Browsers send Origin with every form POST. Without this check a page elsewhere could
+        # sign the browser in under a key of its own choosing (and read what the user does).
+        return _form("/ui/", "Sign in from this service's own page.", status=403)
     body = await request.body()
     form = parse_qs(body.decode("utf-8", "replace")[:10_000])
     target = safe_next((form.get("next") or [""])[0])
     token = (form.get("key") or [""])[0].strip()
     if not request.app.state.api_keys:
         return RedirectResponse(target, status_code=303)
-    if not token or find_key(request.app.state.api_keys, token) is None:
+    key = find_key(request.app.state.api_keys, token) if token else None
+    if key is None:
         return _form(target, "That key is not one this service accepts.", status=401)
     response = RedirectResponse(target, status_code=303)
     response.set_cookie(
-        KEY_COOKIE,
-        token,
-        max_age=_COOKIE_DAYS * 86_400,
+        SESSION_COOKIE,
+        session_token(key, time.time()),
+        max_age=SESSION_DAYS * 86_400,
         httponly=True,
         samesite="strict",
         secure=request.url.scheme == "https",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import httpx
+from neo4j import Driver
 
 from tests.support.servers import ServiceHandle
 from tests.support.traces import chain_batch, demo_batch
@@ -151,9 +152,11 @@ def test_subgraph_of_a_case_without_answer_is_422(client: httpx.Client, project:
     assert "no answer_unit" in response.json()["message"]
 
 
-def test_health(client: httpx.Client) -> None:
+def test_health(client: httpx.Client, neo4j_driver: Driver) -> None:
     assert client.get("/healthz").json() == {"status": "ok"}
-    assert client.get("/readyz").json() == {"status": "ready"}
+    # store_id: the database the service writes into (memtrace demo compares it with its own).
+    database = neo4j_driver.execute_query("CALL db.info() YIELD id RETURN id").records[0]["id"]
+    assert client.get("/readyz").json() == {"status": "ready", "store_id": database}
     assert "/traces" in client.get("/openapi.json").json()["paths"]
 
 

@@ -14,6 +14,7 @@ import pytest
 from memtrace_client import MemTraceClient, Tracer
 from neo4j import Driver
 
+from tests.support.naming import SESSION_COOKIE, ui_session
 from tests.support.otlp_export import export, span
 from tests.support.servers import Neo4jHandle, ServiceHandle, run_service
 from tests.support.traces import demo_batch
@@ -193,7 +194,7 @@ def test_a_browser_signs_in_once_and_sees_only_its_projects(keyed: ServiceHandle
         assert browser.get(f"/cases/case-1?project={ALPHA}").status_code == 401  # API: JSON
         wrong = browser.post("/ui/login", data={"key": "not-a-key-0123456789", "next": page})
         assert wrong.status_code == 401 and "not one this service accepts" in wrong.text
-        assert "memtrace_key" not in wrong.headers.get("set-cookie", "")
+        assert SESSION_COOKIE not in wrong.headers.get("set-cookie", "")
         signed = browser.post("/ui/login", data={"key": ALPHA_KEY, "next": page})
         assert signed.status_code == 303 and signed.headers["location"] == page
         cookie = signed.headers["set-cookie"].lower()
@@ -228,7 +229,8 @@ def test_a_cookie_signed_write_must_be_json_from_this_origin(
     with http(keyed, ADMIN_KEY) as admin:
         admin.post("/traces", json=demo_batch(ALPHA))
     path = f"/attribute/case-2?project={ALPHA}"
-    with httpx.Client(base_url=keyed.url, timeout=60, cookies={"memtrace_key": ALPHA_KEY}) as b:
+    session = {SESSION_COOKIE: ui_session(keyed.url, ALPHA_KEY)}
+    with httpx.Client(base_url=keyed.url, timeout=60, cookies=session) as b:
         form = b.post(path, headers={"Content-Type": "application/x-www-form-urlencoded"})
         assert form.status_code == 403, form.text
         assert "application/json" in form.json()["message"]
@@ -256,3 +258,30 @@ def test_a_key_with_an_empty_scope_is_refused_at_start_up(
     empty = run_service(neo4j.uri, workdir, MEMTRACE_API_KEYS="empty-scope-key-0123456789:")
     with pytest.raises(RuntimeError, match="names no project"):
         empty.__enter__()
+
+
+def test_the_login_form_takes_a_key_only_from_its_own_page(keyed: ServiceHandle) -> None:
+    """A page on another origin (another port of this host) cannot sign a browser in, and the
+    cookie a browser is given is a session made from the key, not the key."""
+    form = {"key": ALPHA_KEY, "next": "/ui/"}
+    for foreign in ("http://127.0.0.1:9999", "null", keyed.url.replace("http:", "https:")):
+        refused = httpx.post(
+            f"{keyed.url}/ui/login", data=form, headers={"Origin": foreign}, timeout=60
+        )
+        assert refused.status_code == 403, (foreign, refused.text[:300])
+        assert "set-cookie" not in refused.headers
+    signed = httpx.post(
+        f"{keyed.url}/ui/login", data=form, headers={"Origin": keyed.url}, timeout=60
+    )
+    assert signed.status_code == 303, signed.text[:300]
+    cookie = signed.headers["set-cookie"]
+    assert "httponly" in cookie.lower() and "samesite=strict" in cookie.lower()
+    session = signed.cookies[SESSION_COOKIE]
+    assert ALPHA_KEY not in cookie and ALPHA_KEY not in session
+    with httpx.Client(base_url=keyed.url, timeout=60) as browser:
+        own = browser.get("/cases", params={"project": ALPHA}, cookies={SESSION_COOKIE: session})
+        assert own.status_code == 200, own.text
+        # Neither the key itself nor a session whose expiry was moved is one.
+        for forged in (ALPHA_KEY, "9" + session):
+            got = browser.get("/cases", params={"project": ALPHA}, cookies={SESSION_COOKIE: forged})
+            assert got.status_code == 401, forged

@@ -87,3 +87,22 @@ def test_cli_projects_and_a_mistyped_project(service: ServiceHandle, project: st
         assert done.returncode != 0, (args, done.stdout)
         assert f"no such project {typo!r}" in done.stderr, (args, done.stderr)
         assert "memtrace projects" in done.stderr
+
+
+def test_a_bad_project_name_gets_a_sentence_not_a_regex(client: httpx.Client) -> None:
+    """Wherever a project is named (query, header, batch body), a bad name is answered with
+    what a name may be."""
+    batch = demo_batch("a b")
+    sentence = (
+        "a project name is 1 to 128 characters, each a letter (A-Z, a-z), a digit, '_', '.' or '-'"
+    )
+    for response, place in (
+        (client.get("/cases", params={"project": "a b"}), "query"),
+        (client.get("/cases", headers={"X-MemTrace-Project": "x" * 129}), "header"),
+        (client.post("/traces", json=batch), "body"),
+    ):
+        assert response.status_code == 422, response.text
+        details = response.json()["details"]
+        named = [d for d in details if d["loc"][0] == place and "project" in d["loc"][-1].lower()]
+        assert named and all(d["msg"] == sentence for d in named), details
+        assert "pattern" not in response.text

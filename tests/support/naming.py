@@ -4,9 +4,23 @@ tests/attribution/test_attribution_job.py)."""
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import httpx
+
+SESSION_COOKIE = "memtrace_session"
+
+
+@cache
+def ui_session(url: str, key: str) -> str:
+    """The session cookie a browser gets by signing in with ``key`` at ``/ui/login`` (from the
+    service's own page: the Origin it names is the service's)."""
+    signed = httpx.post(
+        f"{url}/ui/login", data={"key": key, "next": "/ui/"}, headers={"Origin": url}, timeout=60
+    )
+    assert signed.status_code == 303, signed.text[:300]
+    return signed.cookies[SESSION_COOKIE]
 
 
 def request_naming(
@@ -27,7 +41,7 @@ def request_naming(
     headers: dict[str, str] = {}
     cookies: dict[str, str] = {}
     if naming == "cookie":
-        cookies["memtrace_key"] = key
+        cookies[SESSION_COOKIE] = ui_session(url, key)
     else:
         headers["Authorization"] = f"Bearer {key}"
     if naming in ("query", "cookie"):

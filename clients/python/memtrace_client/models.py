@@ -21,10 +21,18 @@ that is updated gets a new unit; a deletion produces a ``tombstone`` unit.
 from __future__ import annotations
 
 import math
+import re
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    WithJsonSchema,
+)
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
 UnitKind = Literal[
@@ -46,7 +54,31 @@ Verdict = Literal["failed", "passed", "unknown"]
 
 MAX_ID = 256
 Identifier = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID)]
-ProjectName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.\-]{1,128}$")]
+PROJECT_NAME_RULE = "1 to 128 characters, each a letter (A-Z, a-z), a digit, '_', '.' or '-'"
+"""What a project name may be, in words: the sentence a refused name is answered with."""
+_PROJECT_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+
+
+def is_project_name(name: str) -> bool:
+    return _PROJECT_NAME.fullmatch(name) is not None
+
+
+def _project_name(name: str) -> str:
+    # A sentence instead of pydantic's "String should match pattern '^[A-Za-z0-9_.\-]{1,128}$'":
+    # the 422 is read by people who typed a project name, not a regular expression.
+    if not is_project_name(name):
+        raise PydanticCustomError("project_name", f"a project name is {PROJECT_NAME_RULE}")
+    return name
+
+
+ProjectName = Annotated[
+    str,
+    AfterValidator(_project_name),
+    # The API description keeps the exact rule for generated clients and fuzzers.
+    WithJsonSchema(
+        {"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[A-Za-z0-9_.\\-]+$"}
+    ),
+]
 
 ENTRY_KEYS = ("memory_id", "entry_id")
 """Attribute keys naming the memory entry a unit is a version of, in order of preference."""
