@@ -159,3 +159,19 @@ def run_service(
             process.wait(timeout=15)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+@contextmanager
+def restarted(neo4j: Neo4jHandle, workdir: Path) -> Iterator[httpx.Client]:
+    """A client of a second service started on ``neo4j``'s store: what a store written by an
+    earlier version looks like after the next start (its migrations have run)."""
+    with (
+        run_service(
+            neo4j.uri,
+            workdir,
+            MEMTRACE_NEO4J_USER=neo4j.user,
+            MEMTRACE_NEO4J_PASSWORD=neo4j.password,
+        ) as service,
+        httpx.Client(base_url=service.url, timeout=30) as client,
+    ):
+        yield client
