@@ -16,7 +16,7 @@ from neo4j import Driver
 
 from tests.support.attribution import attribute
 from tests.support.cli import memtrace
-from tests.support.servers import Neo4jHandle, ServiceHandle, restarted
+from tests.support.servers import Neo4jHandle, ServiceHandle, client_of_service
 from tests.support.traces import DEMO_TRUTH, demo_batch
 
 FLIPPED = ("case-1", "case-2")
@@ -144,6 +144,6 @@ def test_attributions_kept_by_an_earlier_version_are_dropped_at_start_up(
         ids=list(FLIPPED),
     )
     assert report(client, project)["totals"]["attributed"] == 2  # the earlier version's count
-    with restarted(neo4j, tmp_path) as fresh:
+    with client_of_service(neo4j, tmp_path) as fresh:
         totals = report(fresh, project)["totals"]
         assert (totals["failed"], totals["attributed"], totals["attributions"]) == (3, 0, 0)

@@ -162,16 +162,22 @@ def run_service(
 
 
 @contextmanager
-def restarted(neo4j: Neo4jHandle, workdir: Path) -> Iterator[httpx.Client]:
-    """A client of a second service started on ``neo4j``'s store: what a store written by an
-    earlier version looks like after the next start (its migrations have run)."""
+def client_of_service(
+    neo4j: Neo4jHandle, workdir: Path, timeout_s: float = 30, **env: str
+) -> Iterator[httpx.Client]:
+    """A client of a service of its own on ``neo4j``'s store, set up with ``env``: one with other
+    settings than the shared one, or a later start of a store an earlier version wrote (its
+    migrations have run)."""
     with (
         run_service(
             neo4j.uri,
             workdir,
-            MEMTRACE_NEO4J_USER=neo4j.user,
-            MEMTRACE_NEO4J_PASSWORD=neo4j.password,
+            environment={
+                "MEMTRACE_NEO4J_USER": neo4j.user,
+                "MEMTRACE_NEO4J_PASSWORD": neo4j.password,
+                **env,
+            },
         ) as service,
-        httpx.Client(base_url=service.url, timeout=30) as client,
+        httpx.Client(base_url=service.url, timeout=timeout_s) as client,
     ):
         yield client
