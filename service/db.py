@@ -207,22 +207,34 @@ async def apply_schema(driver: AsyncDriver, database: str) -> None:
     await driver.execute_query(query("schema/await_indexes"), database_=database)
     await _backfill_reach(driver, database)
     await _backfill_rewrites(driver, database)
+    await _drop_stale_attributions(driver, database)
 
 
 BACKFILL_BATCH = 5_000
+
+
+async def _repeat_until_none(driver: AsyncDriver, database: str, name: str, done: str) -> None:
+    """Run the migration ``name`` (a bounded batch, returning how many nodes it changed as
+    ``changed``) until it changes none, logging each batch as ``done`` (a %d format)."""
+    while True:
+        records, _, _ = await driver.execute_query(
+            query(name), batch=BACKFILL_BATCH, database_=database
+        )
+        if not records or not records[0]["changed"]:
+            return
+        log.info(done, records[0]["changed"])
 
 
 async def _backfill_reach(driver: AsyncDriver, database: str) -> None:
     """Set ``reaches_memory`` on units stored before the writer kept it, a bounded transaction
     at a time (``cypher/migrations/backfill_reach.cypher``); on a store that has none, the cost
     is one label scan."""
-    while True:
-        records, _, _ = await driver.execute_query(
-            query("migrations/backfill_reach"), batch=BACKFILL_BATCH, database_=database
-        )
-        if not records or not records[0]["marked"]:
-            return
-        log.info("neo4j store: marked %d units stored before reach marks", records[0]["marked"])
+    await _repeat_until_none(
+        driver,
+        database,
+        "migrations/backfill_reach",
+        "neo4j store: marked %d units stored before reach marks",
+    )
 
 
 async def _backfill_rewrites(driver: AsyncDriver, database: str) -> None:
@@ -246,3 +258,15 @@ async def _backfill_rewrites(driver: AsyncDriver, database: str) -> None:
         if not flagged:
             return  # none left (or none it can flag: an operation without a project)
         log.info("neo4j store: flagged %d operations stored before rewrite flags", flagged)
+
+
+async def _drop_stale_attributions(driver: AsyncDriver, database: str) -> None:
+    """Delete attributions an earlier version kept after their case's verdict changed (a blame
+    of a case set passed since), which the reports counted as attributed failures, a bounded
+    transaction at a time (``cypher/migrations/stale_attributions.cypher``)."""
+    await _repeat_until_none(
+        driver,
+        database,
+        "migrations/stale_attributions",
+        "neo4j store: deleted %d attributions made for an earlier verdict",
+    )

@@ -2,7 +2,9 @@
 // operation, deleting every attribution the case had before (a store written before the case
 // lock may hold several). Run after attributions/lock_cases on the same cases in the same
 // transaction; without that lock two concurrent writers could each delete nothing and both
-// create one.
+// create one. A result that does not fit the case's verdict as it is now (a blame of a case set
+// passed, or a not_failed of a case set failed, while the walk ran) is not stored: it was made
+// for a verdict the case no longer has (verdicts/record_verdict deletes such attributions too).
 // $params: project (string),
 //          rows (list of map: case_id (string), operation_id (string or null),
 //                props (map: status, error_type, confidence, reason, result (JSON string),
@@ -12,6 +14,7 @@
 //                       the audits read for a case without evidence_units)))
 UNWIND $rows AS row
 MATCH (c:Case {project: $project, id: row.case_id})
+WHERE (c.verdict = 'failed') = (row.props.status <> 'not_failed')
 CALL (c) {
   OPTIONAL MATCH (c)-[:ATTRIBUTED]->(old:Attribution)
   DETACH DELETE old

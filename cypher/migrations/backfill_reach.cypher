@@ -11,4 +11,4 @@ WITH u
 LIMIT $batch
 SET u.reaches_memory = coalesce(u.kind = 'memory', false)
     OR EXISTS { (u)<-[:PRODUCED_BY|CONSUMES*1..20]-(:Unit {kind: 'memory'}) }
-RETURN count(u) AS marked
+RETURN count(u) AS changed

@@ -118,5 +118,6 @@ async def post_verdict(
 ) -> CaseView:
     """Record whether the case's answer was right, later (user feedback, an evaluation run
     afterwards): the case's id is enough, its answer unit need not be known. Idempotent: the
-    same verdict sent again changes nothing. A failed case can then be attributed."""
+    same verdict sent again changes nothing. A verdict or expected answer that changes deletes
+    the case's stored attribution (made for the old one). A failed case can then be attributed."""
     return await cases.record_verdict(session, project, case_id, verdict)

@@ -63,7 +63,9 @@ async def record_verdict(
     session: AsyncSession, project: str, case_id: str, verdict: VerdictIn
 ) -> CaseView:
     """Record ``verdict`` on the case and return it; ``CaseNotFound`` when there is none.
-    A stored attribution is kept: attributing again with ``refresh`` explains the new verdict."""
+    A verdict or expected answer that differs from the stored one deletes the case's stored
+    attribution (``cypher/verdicts/record_verdict``): it was made for the old one, and kept it
+    would count as an attributed failure of a case no longer failed."""
     case = await cases.record_verdict(
         session, project, case_id, verdict.verdict, verdict.expected_answer, verdict.note
     )

@@ -1,7 +1,9 @@
 """What ``GET /report`` returns: the distribution of a project's attributed errors.
 
 Every number is computed from the stored attributions (``(:Case)-[:ATTRIBUTED]->(:Attribution)``)
-and the cases they belong to, in one read transaction, so the parts of one report agree.
+and the cases they belong to, in one read transaction, so the parts of one report agree. A stored
+attribution is always one made for the case's current verdict (a verdict that changes deletes it:
+``cypher/verdicts/record_verdict.cypher``), so ``attributed`` never exceeds ``failed``.
 
 Two rules decide where a case is counted:
 

@@ -358,3 +358,15 @@ async def _write_looked_up(tx: AsyncManagedTransaction, rows: BatchRows) -> Inge
         ),
         existing=KindCounts(units=units.identical, operations=ops.identical, cases=cases.identical),
     )
+
+
+@store_errors
+async def defined_unit_ids(session: AsyncSession, project: str, ids: list[str]) -> set[str]:
+    """Those of ``ids`` the project holds as defined units (``ingest/defined_unit_ids``)."""
+
+    async def work(tx: AsyncManagedTransaction) -> set[str]:
+        result = await tx.run(query("ingest/defined_unit_ids"), project=project, ids=ids)
+        record = await result.single(strict=True)
+        return set(record["defined"])
+
+    return await session.execute_read(work)

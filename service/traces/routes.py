@@ -6,7 +6,7 @@ from service.auth import PrincipalDep, batch_project
 from service.dependencies import SettingsDep, StoresDep, writable_project_session
 from service.error_responses import responses
 from service.traces.models import IngestResult, TraceBatch
-from service.traces.service import ingest_batch
+from service.traces.service import accept_batch
 
 router = APIRouter(tags=["ingestion"])
 
@@ -31,6 +31,6 @@ async def post_traces(
     project, named = batch_project(request, principal, given)
     # The project is known only now (it may be the body's): its store is chosen here.
     async with writable_project_session(stores, project) as session:
-        return await ingest_batch(
+        return await accept_batch(
             session, batch.model_copy(update={"project": project}), settings, project_named=named
         )

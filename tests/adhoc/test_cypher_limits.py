@@ -12,23 +12,19 @@ import httpx
 import pytest
 
 from tests.support.graph import run
-from tests.support.servers import Neo4jHandle, ServiceHandle, run_service
+from tests.support.servers import Neo4jHandle, ServiceHandle, client_of_service
 
 
 @pytest.fixture(scope="module")
 def tight(neo4j: Neo4jHandle, workdir: Path) -> Iterator[httpx.Client]:
     """A service with a 3 s time budget and a 64 KiB byte budget for ad-hoc queries."""
-    with (
-        run_service(
-            neo4j.uri,
-            workdir,
-            MEMTRACE_NEO4J_USER=neo4j.user,
-            MEMTRACE_NEO4J_PASSWORD=neo4j.password,
-            MEMTRACE_CYPHER_TIMEOUT_S="3",
-            MEMTRACE_CYPHER_MAX_BYTES=str(64 * 1024),
-        ) as handle,
-        httpx.Client(base_url=handle.url, timeout=60) as client,
-    ):
+    with client_of_service(
+        neo4j,
+        workdir,
+        timeout_s=60,
+        MEMTRACE_CYPHER_TIMEOUT_S="3",
+        MEMTRACE_CYPHER_MAX_BYTES=str(64 * 1024),
+    ) as client:
         yield client
 
 

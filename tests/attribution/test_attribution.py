@@ -10,7 +10,7 @@ import pytest
 
 from tests.support.attribution import attribute
 from tests.support.llm_server import ScriptedLLM, oracle_from_ids
-from tests.support.servers import Neo4jHandle, ServiceHandle, run_service
+from tests.support.servers import Neo4jHandle, ServiceHandle, client_of_service
 from tests.support.traces import DEMO_TRUTH, demo_batch
 
 
@@ -221,17 +221,9 @@ def test_a_wrong_llm_url_is_named_by_readyz_from_the_start(
     neo4j: Neo4jHandle, workdir: Path, llm: ScriptedLLM
 ) -> None:
     wrong = llm.base_url.removesuffix("/v1") + "/nowhere/v1"  # the server answers 404 there
-    with (
-        run_service(
-            neo4j.uri,
-            workdir,
-            MEMTRACE_NEO4J_USER=neo4j.user,
-            MEMTRACE_NEO4J_PASSWORD=neo4j.password,
-            MEMTRACE_LLM_BASE_URL=wrong,
-            MEMTRACE_LLM_MODEL="scripted",
-        ) as wrongly_set,
-        httpx.Client(base_url=wrongly_set.url, timeout=30) as c,
-    ):
+    with client_of_service(
+        neo4j, workdir, MEMTRACE_LLM_BASE_URL=wrong, MEMTRACE_LLM_MODEL="scripted"
+    ) as c:
         deadline = time.monotonic() + 20  # the start-up probe runs in the background
         ready = c.get("/readyz")
         while ready.status_code == 200 and time.monotonic() < deadline:

@@ -15,7 +15,7 @@ from cypher import names, query
 from service.audits.catalogue import AUDITS
 from tests.audits.graphs import audit, case, op, post, rows, t, unit
 from tests.support.cli import memtrace
-from tests.support.servers import Neo4jHandle, ServiceHandle, run_service
+from tests.support.servers import Neo4jHandle, ServiceHandle, client_of_service, run_service
 from tests.support.traces import demo_batch
 
 
@@ -264,15 +264,7 @@ def test_graphs_stored_before_the_marks_are_marked_at_start_up(
     # Nodes without marks are invisible to the index seeks.
     assert lost(client, project) == []
     assert rows(client, "degraded_updates", project) == []
-    with (
-        run_service(
-            neo4j.uri,
-            tmp_path,
-            MEMTRACE_NEO4J_USER=neo4j.user,
-            MEMTRACE_NEO4J_PASSWORD=neo4j.password,
-        ) as restarted,
-        httpx.Client(base_url=restarted.url, timeout=30) as fresh,
-    ):
+    with client_of_service(neo4j, tmp_path) as fresh:
         assert lost(fresh, project) == ["msg-lost"]
         degraded = rows(fresh, "degraded_updates", project)
         assert [(r["operation"], r["lost_words"]) for r in degraded] == [("op-z", ["red"])]

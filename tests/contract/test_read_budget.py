@@ -14,7 +14,7 @@ from neo4j import READ_ACCESS, AsyncGraphDatabase, AsyncTransaction
 from service.audits.catalogue import AUDITS
 from service.errors import ReadTimedOut
 from service.read_budget import Deadline, read_within
-from tests.support.servers import Neo4jHandle, run_service
+from tests.support.servers import Neo4jHandle, client_of_service
 from tests.support.traces import demo_batch
 
 ENDLESS = "UNWIND range(1, 2000000000) AS x WITH x WHERE x < 0 RETURN count(x) AS n"
@@ -23,16 +23,9 @@ ENDLESS = "UNWIND range(1, 2000000000) AS x WITH x WHERE x < 0 RETURN count(x) A
 @pytest.fixture(scope="module")
 def hurried(neo4j: Neo4jHandle, workdir: Path) -> Iterator[httpx.Client]:
     """A service whose audits and reports have a budget no read fits in."""
-    with (
-        run_service(
-            neo4j.uri,
-            workdir,
-            MEMTRACE_NEO4J_USER=neo4j.user,
-            MEMTRACE_NEO4J_PASSWORD=neo4j.password,
-            MEMTRACE_AUDIT_TIMEOUT_S="0.000001",
-        ) as handle,
-        httpx.Client(base_url=handle.url, timeout=60) as client,
-    ):
+    with client_of_service(
+        neo4j, workdir, timeout_s=60, MEMTRACE_AUDIT_TIMEOUT_S="0.000001"
+    ) as client:
         yield client
 
 

@@ -159,3 +159,25 @@ def run_service(
             process.wait(timeout=15)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+@contextmanager
+def client_of_service(
+    neo4j: Neo4jHandle, workdir: Path, timeout_s: float = 30, **env: str
+) -> Iterator[httpx.Client]:
+    """A client of a service of its own on ``neo4j``'s store, set up with ``env``: one with other
+    settings than the shared one, or a later start of a store an earlier version wrote (its
+    migrations have run)."""
+    with (
+        run_service(
+            neo4j.uri,
+            workdir,
+            environment={
+                "MEMTRACE_NEO4J_USER": neo4j.user,
+                "MEMTRACE_NEO4J_PASSWORD": neo4j.password,
+                **env,
+            },
+        ) as service,
+        httpx.Client(base_url=service.url, timeout=timeout_s) as client,
+    ):
+        yield client

@@ -17,6 +17,7 @@ import pytest
 from memtrace_client import MemTraceClient, Tracer
 from playwright.sync_api import Browser, Page
 
+from tests.cases.test_verdict_counts import flip_after_attributing
 from tests.prompts.test_prompts import EXTRACT_V1, attribute, optimizer, run_round
 from tests.support.browser import Watched
 from tests.support.llm_server import ScriptedLLM
@@ -115,6 +116,19 @@ def test_dashboard_counts_what_the_report_counts_and_links_into_the_cases(
     page.wait_for_function("() => document.body.dataset.ready === 'true'")
     assert [row[0] for row in table_rows(page, "cases")] == ["case-3"]
     assert page.locator("#filter-error_type").input_value() == "DeletionError"
+    assert watched.errors == []
+
+
+def test_dashboard_counts_no_attribution_of_a_case_no_longer_failed(
+    client: httpx.Client, service: ServiceHandle, project: str, watched: Watched
+) -> None:
+    flip_after_attributing(client, project)  # two attributed failed cases set passed
+    totals = client.get("/report", params={"project": project}).json()["totals"]
+    page = open_page(watched, f"{service.url}/ui/dashboard?project={project}")
+    # cases, failed, attributed, not attributed yet: what GET /report (and the CLI) count
+    shown = page.locator("#totals dd").all_text_contents()[:4]
+    assert shown == ["6", "3", "3", "0 attribute them"]
+    assert shown[1:3] == [str(totals["failed"]), str(totals["attributed"])]
     assert watched.errors == []
 
 
