@@ -214,12 +214,7 @@ def build_judge(
     require_llm(settings, f"{request.judge} judge", ["body", "judge"])
     confidence, warning = check_bearing(check, settings)
     if warning is not None:  # the model failed its check: its verdicts would make results worse
-        return HeuristicStandIn(
-            HeuristicJudge(),
-            request.judge,
-            settings.llm_model,
-            f"{warning}: the LLM is not asked and this result rests on the heuristic judge",
-        )
+        return HeuristicStandIn(HeuristicJudge(), request.judge, settings.llm_model, warning)
     return llm_judge(
         settings,
         pre=HeuristicJudge(),
