@@ -6,10 +6,17 @@ prompt from the error type, the reason, the evidence path and the blamed operati
 outputs; the feedback is aggregated in batches (``batch_size``, 8 as in the paper's code), and the
 LLM edits the prompt from the aggregated feedback, keeping its placeholders.
 
-The proposal is refused (``InvalidInput``, nothing stored) when it was cut at its output limit, is
-empty, echoes the edit request, drops a placeholder or is unchanged
-(``service.prompts.proposal``). Otherwise it is stored as the next version, produced by
-an ``optimization`` operation that consumes the old version and is linked to the attributions it
+One optimisation per prompt runs at a time, whichever service process is asked: ``plan`` claims
+the prompt in the store (``Conflict``, 409, naming the running one), ``run`` renews the claim
+while it works and releases it at the end, and the store writes only while the claim is held
+and the old version has no next one yet (``repository.store_optimization``).
+
+Refused (``InvalidInput``, nothing stored): a model its judge check stands down, unless the
+request forces it (the version then records what the check found); feedback or a summary cut at
+its output limit (a proposal is not made from cut input); a proposal cut, empty, repeating the
+current template or itself, echoing the edit request, dropping a placeholder or unchanged
+(``service.prompts.proposal``). Otherwise it is stored as the next version, produced by an
+``optimization`` operation that consumes the old version and is linked to the attributions it
 used.
 
 Budget (``service.prompts.budget``): the number of cases asked about is cut so that their

@@ -114,6 +114,19 @@ def echo_reworded(request: dict[str, Any]) -> str:
     )
 
 
+DATA_NODES = "MATCH (n {project: $p}) WHERE NOT n:OptimizationClaim RETURN count(n) AS n"
+"""The project's nodes but the prompt's optimisation claim: that one is made by the first
+optimisation of a prompt, holds the running one's id, and stays, empty, once it ends."""
+
+
+def assert_released(driver: Driver, project: str) -> None:
+    """The prompt's claim exists (the optimisation ran) and holds nothing now."""
+    claims = driver.execute_query(
+        "MATCH (c:OptimizationClaim {project: $p}) RETURN c.operation_id AS holder", p=project
+    ).records
+    assert [c["holder"] for c in claims] == [None]
+
+
 THRICE = f"The prompt template:\n{EXTRACT_V1}\n" * 3
 """What SmolLM2-135M proposed: the old template three times under a header of its own."""
 LOOPING = "{conversation}\n" + "The prompt is: - [other]\n" * 12
@@ -279,7 +292,7 @@ def test_a_refused_proposal_stores_nothing(
     cases = run_round(tracer, ("fact-extraction", EXTRACT_V1), 1, "d")
     attribute(http, project, cases)
     llm.script["answer"] = optimizer(edit)  # type: ignore[attr-defined]
-    count = "MATCH (n {project: $p}) RETURN count(n) AS n"
+    count = DATA_NODES
     nodes = neo4j_driver.execute_query(count, p=project).records[0]["n"]
 
     before = len(llm.requests)
@@ -291,6 +304,7 @@ def test_a_refused_proposal_stores_nothing(
     caps = [body.get("max_tokens") for body in llm.requests[before:]]
     assert caps and all(isinstance(c, int) and c > 0 for c in caps), caps
     assert neo4j_driver.execute_query(count, p=project).records[0]["n"] == nodes
+    assert_released(neo4j_driver, project)
     detail = http.get("/prompts/fact-extraction", params={"project": project}).json()
     assert len(detail["versions"]) == 1
 
@@ -332,7 +346,7 @@ def test_a_proposal_from_cut_input_is_refused_before_the_edit(
         return said
 
     llm.script["answer"] = cut_at  # type: ignore[attr-defined]
-    count = "MATCH (n {project: $p}) RETURN count(n) AS n"
+    count = DATA_NODES
     nodes = neo4j_driver.execute_query(count, p=project).records[0]["n"]
     before = len(llm.requests)
     answer = http.post("/prompts/fact-extraction/optimize", params={"project": project})
@@ -343,6 +357,7 @@ def test_a_proposal_from_cut_input_is_refused_before_the_edit(
     assert body["details"][0]["loc"][0] == loc and body["details"][0]["loc"][-1] == "finish_reason"
     assert _edit_requests(llm, before) == 0  # refused before the edit was asked for
     assert neo4j_driver.execute_query(count, p=project).records[0]["n"] == nodes
+    assert_released(neo4j_driver, project)
     detail = http.get("/prompts/fact-extraction", params={"project": project}).json()
     assert len(detail["versions"]) == 1
 
