@@ -369,7 +369,7 @@ def no_to_everything(request: dict[str, Any]) -> str:
 
 
 def test_a_model_stood_down_by_its_judge_check_writes_no_version_unless_forced(
-    tracer: Tracer, http: httpx.Client, project: str, llm: ScriptedLLM
+    tracer: Tracer, http: httpx.Client, project: str, llm: ScriptedLLM, llm_service: ServiceHandle
 ) -> None:
     attribute(http, project, run_round(tracer, ("fact-extraction", EXTRACT_V1), 1, "sd"))
     llm.script["answer"] = no_to_everything  # type: ignore[attr-defined]
@@ -388,11 +388,13 @@ def test_a_model_stood_down_by_its_judge_check_writes_no_version_unless_forced(
     detail = http.get("/prompts/fact-extraction", params={"project": project}).json()
     assert len(detail["versions"]) == 1
 
-    forced = http.post(
-        "/prompts/fact-extraction/optimize", params={"project": project}, json={"force": True}
-    )
-    assert forced.status_code == 200, forced.text
-    result = forced.json()
+    # Forced (here through the CLI, which sends force=true on the streamed request).
+    forced = memtrace(
+        "optimize", "fact-extraction", "--project", project, "--url", llm_service.url,
+        "--force", "--json",
+    )  # fmt: skip
+    assert forced.returncode == 0, forced.stderr
+    result = json.loads(forced.stdout)
     assert result["new_label"] == "fact-extraction@2"
     assert result["forced"].startswith(why) and "MEMTRACE_LLM_MIN_ACCURACY" in result["forced"]
     v1, v2 = http.get("/prompts/fact-extraction", params={"project": project}).json()["versions"]
