@@ -55,8 +55,10 @@ def _optimize_body(
     max_cases: int,
     max_llm_calls: int,
     max_tokens: int,
+    force: bool = False,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {
+        "force": force or None,
         "error_types": error_type or None,
         "system": system,
         "since": since,
@@ -123,12 +125,16 @@ def register(app: typer.Typer) -> None:
         max_cases: Annotated[int, typer.Option(min=1, help="At most this many cases.")] = 16,
         max_llm_calls: Annotated[int, typer.Option(min=3, help="LLM call budget.")] = 30,
         max_tokens: Annotated[int, typer.Option(min=1000, help="LLM token budget.")] = 200_000,
+        force: Annotated[
+            bool,
+            typer.Option(help="Optimise with a model its judge check stood down (recorded)."),
+        ] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
         url: Annotated[str | None, typer.Option(help="Service URL.")] = None,
     ) -> None:
         """Propose and store the next version of prompt NAME from the failures blamed on it."""
         body = _optimize_body(
-            error_type, system, since, until, max_cases, max_llm_calls, max_tokens
+            error_type, system, since, until, max_cases, max_llm_calls, max_tokens, force
         )
         with failures_end_in_one_line(err, url), service_client(url) as client:
             result = stream_optimization(client, name, project, body)
@@ -137,6 +143,8 @@ def register(app: typer.Typer) -> None:
             return
         cost = result["cost"]
         console.print(f"{result['new_label']} ({result['new_version']})", highlight=False)
+        if result.get("forced"):
+            err.print(f"forced: {result['forced']}", highlight=False, markup=False)
         console.print(result["diff"], highlight=False, markup=False)
         console.print("feedback summary:", highlight=False)
         console.print(result["feedback_summary"], highlight=False, markup=False)

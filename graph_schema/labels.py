@@ -18,12 +18,14 @@ NODE_LABELS = frozenset(
         "ProjectDeletion",
         "JudgeCheck",
         "OtlpWarnings",
+        "OptimizationClaim",
     }
 )
 """``ProjectDeletion`` is the mark of a ``DELETE /project`` that has not finished (one per
 project); ``JudgeCheck`` is a model's recorded judge check in a project (``id``: the model);
-``OtlpWarnings`` is a project's log of what its OTLP exports were told (one per project); every
-other label holds a project's data."""
+``OtlpWarnings`` is a project's log of what its OTLP exports were told (one per project);
+``OptimizationClaim`` is the claim of the optimisation running on a prompt (``id``: the prompt's
+name; empty when none runs); every other label holds a project's data."""
 
 EDGE_TYPES = {
     "CONSUMES": "(:Operation)-[:CONSUMES {position}]->(:Unit): an input, in argument order",
@@ -47,11 +49,12 @@ CONSTRAINTS = frozenset(
         "project_deletion_key",
         "judge_check_key",
         "otlp_warnings_key",
+        "optimization_claim_key",
     }
 )
 """Uniqueness constraints: ``(project, id)`` per label (the writer's MERGE and CREATE rely on
-them), one active attribution job per project, and one deletion mark and one OTLP warnings log
-per project."""
+them), one active attribution job per project, one deletion mark and one OTLP warnings log
+per project, and one optimisation claim per prompt."""
 
 INDEXES = frozenset(
     {

@@ -131,13 +131,17 @@ class Settings(BaseSettings):
         20_000, description="Most nodes an attribution loads (ancestors, descendants, messages)."
     )
     job_heartbeat_s: float = Field(
-        2.0, gt=0, description="How often a running attribution job's runner says it is alive."
+        2.0,
+        gt=0,
+        description="How often a running attribution job's runner, or a running prompt "
+        "optimisation's claim on its prompt, says it is alive.",
     )
     job_stale_s: float = Field(
         10.0,
         gt=0,
         description="A running job whose runner has not been heard of for this long is shown "
-        "as interrupted and may be resumed; several heartbeats long.",
+        "as interrupted and may be resumed, and a prompt optimisation's claim not renewed for "
+        "this long may be taken by another; several heartbeats long.",
     )
     job_case_spin_s: float = Field(
         0.0,

@@ -53,9 +53,14 @@ evidence (it matched in words only, more often than not). A kind not listed (a d
 below every level) keeps ``sure`` itself."""
 
 
-LLM_VERDICT = 0.9
-"""How often an LLM judge's verdict is taken to be right: the confidence ``judges.llm`` gives
-each verdict the LLM made."""
+UNMEASURED_LLM_VERDICT = 0.5
+"""What a verdict of a model nobody measured is worth: the confidence ``judges.llm`` gives each
+verdict the LLM made when no judge check of the model applies (none recorded for the project,
+and the service's own check at start-up not finished, failed or turned off). A yes/no verdict
+known to be no better than a coin toss is worth 0.5; no more is known of an unmeasured model
+(SmolLM2-135M answered wrongly at an assumed 0.9 on every held-out case). Being below
+:data:`RELIABLE`, a result resting on such verdicts never reads as reliable until the model is
+checked (``memtrace judge check --record``); then the measured accuracy replaces it."""
 
 
 WALK_CEILING = 0.97
@@ -64,17 +69,23 @@ operation 0.96-0.98 of the time (the walk's own share of misses): no result clai
 
 
 def calibrated(
-    kind: str, sure: float, *, given: bool, llm: bool = False, llm_verdict: float = LLM_VERDICT
+    kind: str,
+    sure: float,
+    *,
+    given: bool,
+    llm: bool = False,
+    llm_verdict: float = UNMEASURED_LLM_VERDICT,
 ) -> float:
     """The confidence of a result of ``kind`` whose least sure verdict is ``sure``.
 
     ``llm``: the judge was an ``llm`` one, whose verdicts are each worth ``llm_verdict``. A
     result whose every deciding verdict is at least as sure as an LLM's (the LLM's own, the
     case's evidence, the heuristic's surest) rests on the LLM, not on the heuristic this table
-    measures: its confidence is the LLM verdict's (at most :data:`WALK_CEILING`). By default
-    that figure is an assumption about the model (:data:`LLM_VERDICT`), not a measurement; a
-    project that recorded a judge check gives the model's measured accuracy instead. A model
-    right 9 times in 10 per verdict gives about 0.9."""
+    measures: its confidence is the LLM verdict's (at most :data:`WALK_CEILING`). That figure is
+    the model's accuracy on its judge check (a model right 9 times in 10 per verdict gives about
+    0.9); for a model never checked it is :data:`UNMEASURED_LLM_VERDICT`, which caps every
+    result the LLM took part in below the reliable line, since a verdict worth 0.5 is the least
+    sure of any deciding set."""
     if llm and sure >= llm_verdict:
         return min(llm_verdict, WALK_CEILING)
     for floor, confidence in TABLE.get((kind, given), ()):

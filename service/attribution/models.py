@@ -46,6 +46,17 @@ class JudgeInfo(BaseModel):
     warning: str | None = Field(
         None, description="Set when an llm judge's result rests on the heuristic judge alone."
     )
+    requested: JudgeKind | None = Field(
+        None,
+        description="The judge the request asked for, when another one decided: an llm or "
+        "llm-all request whose model was stood down by its judge check is decided by the "
+        "heuristic (kind), and this names what was asked.",
+    )
+    stood_down: str | None = Field(
+        None,
+        description="Why the requested LLM judge was not used: its model's judge check "
+        "(accuracy below MEMTRACE_LLM_MIN_ACCURACY, or no usable verdict).",
+    )
 
 
 class AttributionResult(BaseModel):

@@ -214,12 +214,7 @@ def build_judge(
     require_llm(settings, f"{request.judge} judge", ["body", "judge"])
     confidence, warning = check_bearing(check, settings)
     if warning is not None:  # the model failed its check: its verdicts would make results worse
-        return HeuristicStandIn(
-            HeuristicJudge(),
-            request.judge,
-            settings.llm_model,
-            f"{warning}: the LLM is not asked and this result rests on the heuristic judge",
-        )
+        return HeuristicStandIn(HeuristicJudge(), request.judge, settings.llm_model, warning)
     return llm_judge(
         settings,
         pre=HeuristicJudge(),
@@ -242,18 +237,28 @@ def remember_self_check(settings: Settings, result: JudgeCheckResult) -> None:
         _self_checks[(settings.llm_base_url, settings.llm_model)] = result
 
 
-async def recorded_check(
-    session: AsyncSession, project: str, request: AttributeRequest, settings: Settings
+async def model_check(
+    session: AsyncSession, project: str, settings: Settings
 ) -> JudgeCheckResult | None:
-    """The judge check that applies to the configured model, when the request's judge asks an
-    LLM (read once per request or job, handed to ``build_judge``): the project's recorded one,
-    else the service's own from start-up once it has finished (``llm_self_check``)."""
-    if request.judge == "heuristic" or not settings.llm_base_url:
+    """The judge check that applies to the configured model in ``project``: the project's
+    recorded one, else the service's own from start-up once it has finished
+    (``llm_self_check``); None when there is none (or no LLM is configured)."""
+    if not settings.llm_base_url:
         return None
     recorded = await judge_checks.get(session, project, settings.llm_model)
     if recorded is not None:
         return recorded
     return _self_checks.get((settings.llm_base_url, settings.llm_model))
+
+
+async def recorded_check(
+    session: AsyncSession, project: str, request: AttributeRequest, settings: Settings
+) -> JudgeCheckResult | None:
+    """The judge check that applies (``model_check``), when the request's judge asks an LLM
+    (read once per request or job, handed to ``build_judge``)."""
+    if request.judge == "heuristic":
+        return None
+    return await model_check(session, project, settings)
 
 
 def check_case(project: str, case_id: str, case: CaseView | None) -> CaseView:

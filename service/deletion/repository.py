@@ -121,6 +121,7 @@ PROJECT_STEPS = (
     "deletion/project/delete_operations",
     "deletion/project/delete_units",
     "deletion/project/delete_judge_checks",
+    "deletion/project/delete_optimization_claims",
     "deletion/project/delete_otlp_warnings",
 )
 """The per-label statements of DELETE /project, one for each label a project's nodes carry but

@@ -5,9 +5,9 @@ failures a version caused (``GET /prompts``, ``GET /prompts/{name}``,
 
 Read in this order: ``routes`` -> ``service`` (versions and their figures) and ``optimize``
 (one optimisation: the failures, the proposal, the held-out check) -> ``repository`` (the only
-Cypher). Beside them: ``proposal`` (asking the model for an edit and refusing a cut or echoed
-one), ``budget`` (the optimiser's hard budget of calls and tokens over the one chat client,
-``service.llm``) and ``models``.
+Cypher). Beside them: ``proposal`` (asking the model for an edit and refusing a cut, repeated
+or echoed one), ``budget`` (the optimiser's hard budget of calls and tokens over the one chat
+client, ``service.llm``) and ``models``.
 
 ``routes.router`` is registered by ``service.app``; this package imports nothing itself, so a
 reader of one module (the CLI reads ``reports.tables``) does not load the web stack.

@@ -47,6 +47,11 @@ class PromptVersion(PromptVersionSummary):
     motivated_by: list[str] = Field(
         default_factory=list, description="Ids of the failed cases the optimisation used."
     )
+    forced: str | None = Field(
+        None,
+        description="Set when the optimisation that wrote this version was forced past the "
+        "judge check that stood its model down: what the check found.",
+    )
 
 
 class PromptDetail(BaseModel):
@@ -77,6 +82,12 @@ class OptimizeRequest(BaseModel):
     batch_size: int = Field(8, ge=1, le=64, description="Feedback items aggregated per call.")
     max_llm_calls: int = Field(30, ge=3, le=1000)
     max_tokens: int = Field(200_000, ge=1000, le=50_000_000)
+    force: bool = Field(
+        False,
+        description="Optimise even when the configured model is stood down by its judge check "
+        "(below MEMTRACE_LLM_MIN_ACCURACY, or no usable verdict); the new version and the "
+        "result then say it was forced, and why.",
+    )
 
 
 class CaseFeedback(BaseModel):
@@ -102,3 +113,8 @@ class OptimizeResult(BaseModel):
     feedback: list[CaseFeedback]
     cases: list[str]
     cost: Cost
+    forced: str | None = Field(
+        None,
+        description="Set when force=true wrote this version with a model its judge check stood "
+        "down: what the check found.",
+    )

@@ -6,10 +6,17 @@ prompt from the error type, the reason, the evidence path and the blamed operati
 outputs; the feedback is aggregated in batches (``batch_size``, 8 as in the paper's code), and the
 LLM edits the prompt from the aggregated feedback, keeping its placeholders.
 
-The proposal is refused (``InvalidInput``, nothing stored) when it was cut at its output limit, is
-empty, echoes the edit request, drops a placeholder or is unchanged
-(``service.prompts.proposal``). Otherwise it is stored as the next version, produced by
-an ``optimization`` operation that consumes the old version and is linked to the attributions it
+One optimisation per prompt runs at a time, whichever service process is asked: ``plan`` claims
+the prompt in the store (``Conflict``, 409, naming the running one), ``run`` renews the claim
+while it works and releases it at the end, and the store writes only while the claim is held
+and the old version has no next one yet (``repository.store_optimization``).
+
+Refused (``InvalidInput``, nothing stored): a model its judge check stands down, unless the
+request forces it (the version then records what the check found); feedback or a summary cut at
+its output limit (a proposal is not made from cut input); a proposal cut, empty, repeating the
+current template or itself, echoing the edit request, dropping a placeholder or unchanged
+(``service.prompts.proposal``). Otherwise it is stored as the next version, produced by an
+``optimization`` operation that consumes the old version and is linked to the attributions it
 used.
 
 Budget (``service.prompts.budget``): the number of cases asked about is cut so that their
@@ -20,12 +27,16 @@ ends the feedback phase early; the edit then works from the feedback gathered so
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import difflib
 import json
+import logging
 import math
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -35,21 +46,31 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from graph_schema.prompts import OPTIMIZATION_KIND, Prompt
 from ingest.rows import batch_rows
-from service.errors import InvalidInput
+from service.attribution.service import check_bearing, model_check
+from service.errors import Conflict, InvalidInput, MemTraceError
 from service.llm.text import estimate_tokens, strip_fence
 from service.prompts import proposal as prompts_proposal
 from service.prompts import repository as repo
-from service.prompts.budget import BudgetedChat, BudgetSpent, check_endpoint
+from service.prompts.budget import BudgetedChat, BudgetSpent, Reply, check_endpoint
 from service.prompts.models import CaseFeedback, OptimizeRequest, OptimizeResult, PromptVersion
 from service.prompts.service import get_prompt
 from service.settings import Settings
 from service.traces.models import TraceBatch
 
 Progress = Callable[[dict[str, Any]], Awaitable[None]]
+OpenSession = Callable[[], AbstractAsyncContextManager[AsyncSession]]
+"""A session of its own for the claim's heartbeat, which runs beside the optimisation's."""
+
+log = logging.getLogger(__name__)
 
 FEEDBACK_TOKENS = 300
 AGGREGATE_TOKENS = 600
 MAX_UNIT_CHARS = 600
+"""A blamed operation's input or output is shown to the feedback request up to this long, marked
+as cut ("[... n more]"): the case's evidence, read by the model, not text a proposal is made of."""
+MAX_TEMPLATE_CHARS = 20_000
+"""The longest template optimised: every request carries it whole (a cut template would be
+input cut to fit a budget, which the proposal may not rest on)."""
 SUMMARY_ALLOWANCE_CHARS = 4000
 """What the edit's input is assumed to hold besides the prompt, when reserving tokens for it."""
 
@@ -76,13 +97,17 @@ first, one per line starting with "- ". Keep what recurs; drop what concerns a s
 
 @dataclass(frozen=True)
 class Plan:
-    """What an optimisation will work on, settled before any LLM call."""
+    """What an optimisation will work on, settled before any LLM call, and the claim it holds
+    on the prompt: ``operation_id`` is the claim's holder and the operation it will write;
+    ``forced``, what the judge check found when ``force`` overrode it."""
 
     project: str
     name: str
     old: PromptVersion
     cases: list[dict[str, Any]]
     request: OptimizeRequest
+    operation_id: str
+    forced: str | None = None
 
 
 def _q(text: Any, limit: int = MAX_UNIT_CHARS) -> str:
@@ -94,17 +119,78 @@ def _q(text: Any, limit: int = MAX_UNIT_CHARS) -> str:
 async def plan(
     session: AsyncSession, settings: Settings, project: str, name: str, request: OptimizeRequest
 ) -> Plan:
-    """The newest version and the failed cases to learn from; ``NotFound`` for an unknown
-    prompt, ``InvalidInput`` when no LLM endpoint is configured, the filters are inconsistent
-    or they select no case."""
+    """Claim prompt ``name`` and settle what to optimise: its newest version and the failed
+    cases to learn from. ``NotFound`` for an unknown prompt; ``InvalidInput`` when no LLM
+    endpoint is configured, the model is stood down by its judge check (unless ``force``), the
+    template is too long to send whole, the filters are inconsistent or they select no case;
+    ``Conflict`` naming the running optimisation when another one holds the prompt. The claim
+    is released on any of these; else ``run`` releases it."""
     if request.since and request.until and request.since >= request.until:
         raise InvalidInput(
             "since must be before until",
             details=[{"loc": ["body", "since"], "msg": "not before until"}],
         )
-    detail = await get_prompt(session, project, name)
+    await get_prompt(session, project, name)  # 404 before anything is claimed
     check_endpoint(settings)
-    latest = detail.versions[-1]
+    forced = await _stood_down(session, settings, project, request)
+    operation_id = f"optimization:{uuid.uuid4().hex}"
+    await _claim(session, settings, project, name, operation_id)
+    try:
+        # Read after the claim: a version another optimisation stored just before it is seen.
+        latest = (await get_prompt(session, project, name)).versions[-1]
+        cases = await _cases(session, project, latest, request)
+    except BaseException:
+        await repo.release_claim(session, project, name, operation_id)
+        raise
+    return Plan(project, name, latest, cases, request, operation_id, forced)
+
+
+async def _stood_down(
+    session: AsyncSession, settings: Settings, project: str, request: OptimizeRequest
+) -> str | None:
+    """What the judge check that applies to the configured model found against it (None: it
+    is not stood down); ``InvalidInput`` when it is stood down and the request does not force.
+    Why the optimiser asks the judge check: a model that cannot tell whether a memory carries a
+    fact (SmolLM2-135M scored 0.47) writes no better prompts, and its versions would be run."""
+    _, warning = check_bearing(await model_check(session, project, settings), settings)
+    if warning is None or request.force:
+        return warning
+    raise InvalidInput(
+        f"{warning}: the model is stood down, so it writes no prompt version; nothing asked, "
+        "nothing stored. Use a model that passes its judge check (memtrace judge check "
+        "--record), or send force=true to write one anyway (the version then says it was "
+        "forced)",
+        details=[{"loc": ["body", "force"], "msg": "model stood down by its judge check"}],
+    )
+
+
+async def _claim(
+    session: AsyncSession, settings: Settings, project: str, name: str, operation_id: str
+) -> None:
+    """Claim the prompt in the store, so that one optimisation per prompt runs at a time across
+    every process on it; ``Conflict`` naming the running one when it is held."""
+    claim = await repo.claim_optimization(
+        session, project, name, operation_id, settings.job_stale_s
+    )
+    if not claim.claimed:
+        since = f" since {claim.claimed_at.isoformat()}" if claim.claimed_at else ""
+        raise Conflict(
+            f"prompt {name!r} is being optimised by {claim.holder}{since}: one optimisation "
+            "per prompt at a time; nothing asked, nothing stored. Ask again when it has finished",
+            details=[{"loc": ["path", "name"], "msg": f"optimisation running: {claim.holder}"}],
+        )
+
+
+async def _cases(
+    session: AsyncSession, project: str, latest: PromptVersion, request: OptimizeRequest
+) -> list[dict[str, Any]]:
+    if len(latest.text) > MAX_TEMPLATE_CHARS:
+        raise InvalidInput(
+            f"{latest.label} is {len(latest.text)} characters long, more than the "
+            f"{MAX_TEMPLATE_CHARS} every request can carry whole: not optimised (a proposal "
+            "made from a cut template is refused), nothing stored",
+            details=[{"loc": ["prompt", "text"], "msg": f"longer than {MAX_TEMPLATE_CHARS}"}],
+        )
     filters = {
         "error_types": request.error_types,
         "system": request.system,
@@ -119,7 +205,7 @@ async def plan(
             "cases first (POST /attribution-jobs)",
             details=[{"loc": ["path", "name"], "msg": f"no attributed failure of {latest.label}"}],
         )
-    return Plan(project, name, latest, cases, request)
+    return cases
 
 
 def _units(units: list[dict[str, Any]]) -> list[str]:
@@ -132,7 +218,7 @@ def feedback_messages(plan: Plan, case: dict[str, Any]) -> list[ChatCompletionMe
     error = result.get("error_type") or "unknown"
     lines = [
         f"Prompt name: {plan.name}",
-        f"Prompt template: {_q(plan.old.text, 20_000)}",
+        f"Prompt template: {_q(plan.old.text, MAX_TEMPLATE_CHARS)}",
         f"Error type: {error} ({ERROR_TYPES.get(error, 'not classified')})",
         f"Reason: {_q(result.get('reason'))}",
         f"Evidence path: {' -> '.join(result.get('evidence_path') or []) or '(none)'}",
@@ -153,7 +239,8 @@ def feedback_messages(plan: Plan, case: dict[str, Any]) -> list[ChatCompletionMe
 
 def aggregate_messages(plan: Plan, items: list[CaseFeedback]) -> list[ChatCompletionMessageParam]:
     lines = [f"Prompt name: {plan.name}", f"Feedback ({len(items)} failures):"]
-    lines += [f"- ({f.error_type}) {_q(f.feedback, 2000)}" for f in items]
+    # Whole: each is bounded by its output cap (FEEDBACK_TOKENS), and none may be cut here.
+    lines += [f"- ({f.error_type}) {json.dumps(f.feedback, ensure_ascii=False)}" for f in items]
     return [
         {"role": "system", "content": AGGREGATE_SYSTEM},
         {"role": "user", "content": "\n".join(lines)},
@@ -169,9 +256,57 @@ async def _nothing(_: dict[str, Any]) -> None:
 
 
 async def run(
-    session: AsyncSession, settings: Settings, plan: Plan, progress: Progress = _nothing
+    session: AsyncSession,
+    settings: Settings,
+    plan: Plan,
+    open_session: OpenSession,
+    progress: Progress = _nothing,
 ) -> OptimizeResult:
-    """Ask for feedback, aggregate it, ask for the edit, check and store it."""
+    """Ask for feedback, aggregate it, ask for the edit, check and store it; the claim is kept
+    alive meanwhile (a heartbeat on a session from ``open_session``) and released at the end,
+    whatever the outcome."""
+    try:
+        async with _heartbeat(settings, plan, open_session):
+            return await _optimise(session, settings, plan, progress)
+    finally:
+        await repo.release_claim(session, plan.project, plan.name, plan.operation_id)
+
+
+@contextlib.asynccontextmanager
+async def _heartbeat(
+    settings: Settings, plan: Plan, open_session: OpenSession
+) -> AsyncIterator[None]:
+    """Renew the claim every ``job_heartbeat_s`` while the block runs: a claim not renewed for
+    ``job_stale_s`` (its process died) may be taken by another optimisation. A lost claim ends
+    the beating; the store then refuses to write (``repository.store_optimization``)."""
+
+    async def beat() -> None:
+        async with open_session() as session:
+            while True:
+                await asyncio.sleep(settings.job_heartbeat_s)
+                try:
+                    owned = await repo.renew_claim(
+                        session, plan.project, plan.name, plan.operation_id
+                    )
+                except MemTraceError as e:  # the store is away: try again at the next beat
+                    log.warning("prompt optimisation heartbeat: %s", e.code)
+                    continue
+                if not owned:
+                    log.warning("prompt optimisation %s lost its claim", plan.operation_id)
+                    return
+
+    task = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def _optimise(
+    session: AsyncSession, settings: Settings, plan: Plan, progress: Progress
+) -> OptimizeResult:
     started = time.perf_counter()
     request = plan.request
     chat = BudgetedChat(settings, request.max_llm_calls, request.max_tokens)
@@ -199,6 +334,18 @@ async def run(
         return await _store(session, settings, plan, new_text, feedback, summaries, chat)
     finally:
         await chat.aclose()
+
+
+def _refuse_cut(reply: Reply, what: str, cap: int, loc: list[str | int]) -> None:
+    """``InvalidInput`` when ``reply`` (an input the proposal would be made from) was cut at
+    its output cap: a proposal resting on cut feedback is refused before the edit is asked."""
+    if reply.finish_reason == "length":
+        raise InvalidInput(
+            f"{what} was cut at its output limit (finish_reason length, at most {cap} tokens "
+            "asked): refused before the edit, nothing stored; a proposal is not made from cut "
+            "input (a model that runs on, or a server-side cap below that, does this)",
+            details=[{"loc": [*loc, "finish_reason"], "msg": "length"}],
+        )
 
 
 def _affordable(cases: list[dict[str, Any]], batch: int, max_calls: int) -> list[dict[str, Any]]:
@@ -232,13 +379,17 @@ async def _feedback(
         # After this call: one aggregation per batch so far, and the edit.
         after = (math.ceil((len(found) + 1) / size) + 1, reserve + AGGREGATE_TOKENS)
         try:
-            text = (await chat.complete(messages, FEEDBACK_TOKENS, after)).text
+            reply = await chat.complete(messages, FEEDBACK_TOKENS, after)
         except BudgetSpent:
             break
+        case_id = case["case_id"]
+        what = f"the LLM's feedback from case {case_id!r}"
+        _refuse_cut(reply, what, FEEDBACK_TOKENS, ["feedback", case_id])
+        text = reply.text
         error = json.loads(case["result"]).get("error_type")
         found.append(
             CaseFeedback(
-                case_id=case["case_id"],
+                case_id=case_id,
                 error_type=error,
                 operation_id=case["operation_id"],
                 feedback=text.strip(),
@@ -262,9 +413,12 @@ async def _aggregate(
     for j, items in enumerate(batches):
         messages = aggregate_messages(plan, items)
         try:
-            text = (await chat.complete(messages, AGGREGATE_TOKENS, (1, reserve))).text.strip()
+            reply = await chat.complete(messages, AGGREGATE_TOKENS, (1, reserve))
         except BudgetSpent:
-            text = ""
+            reply = Reply("", None)
+        what = f"the LLM's summary of feedback batch {j + 1}"
+        _refuse_cut(reply, what, AGGREGATE_TOKENS, ["feedback_summary", j])
+        text = reply.text.strip()
         summaries.append(text or "\n".join(f"- {f.feedback}" for f in items))
         await progress({"stage": "aggregate", "done": j + 1, "total": len(batches)})
     return summaries
@@ -281,7 +435,7 @@ async def _store(
 ) -> OptimizeResult:
     new = Prompt(plan.name, new_text)
     case_ids = [f.case_id for f in feedback]
-    operation_id = f"optimization:{uuid.uuid4().hex}"
+    operation_id = plan.operation_id
     batch = TraceBatch.model_validate(
         {
             "project": plan.project,
@@ -299,13 +453,18 @@ async def _store(
                         "prompt_name": plan.name,
                         "cases": case_ids,
                         "model": settings.llm_model,
+                        **({"forced": plan.forced} if plan.forced else {}),
                         **chat.cost.model_dump(),
                     },
                 }
             ],
         }
     )
-    await repo.store_optimization(session, batch_rows(batch), operation_id, case_ids)
+    refused = await repo.store_optimization(
+        session, batch_rows(batch), plan.name, plan.old.id, operation_id, case_ids
+    )
+    if refused is not None:
+        raise _not_stored(plan, refused)
     detail = await get_prompt(session, plan.project, plan.name)
     label = next((v.label for v in detail.versions if v.id == new.id), f"{plan.name}@?")
     diff = "".join(
@@ -328,4 +487,20 @@ async def _store(
         feedback=feedback,
         cases=case_ids,
         cost=chat.cost,
+        forced=plan.forced,
+    )
+
+
+def _not_stored(plan: Plan, refused: repo.StoreRefused) -> Conflict:
+    """The 409 of a store that found the claim lost, or the old version optimised already."""
+    if refused.children:
+        why = f"{plan.old.label} was optimised already (by {', '.join(refused.children)})"
+    else:
+        why = f"its claim on prompt {plan.name!r} went stale and " + (
+            f"is held by {refused.holder}" if refused.holder else "was released"
+        )
+    return Conflict(
+        f"optimisation {plan.operation_id} not stored: {why}; one next version per version, "
+        "nothing stored",
+        details=[{"loc": ["path", "name"], "msg": why}],
     )

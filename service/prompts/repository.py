@@ -40,6 +40,7 @@ class VersionRow:
     parent: str | None
     motivated_by: list[str]
     failures: dict[str, int]
+    forced: str | None
 
 
 def _version(record: dict[str, Any]) -> VersionRow | None:
@@ -48,7 +49,9 @@ def _version(record: dict[str, Any]) -> VersionRow | None:
     if not isinstance(name, str) or not isinstance(digest, str):
         return None  # a prompt unit that is no version (an imported graph's, an old OTLP one)
     times = [t for t in (_native(record["first_consumed"]), _native(record["produced_at"])) if t]
-    cases = _json(record["produced_attributes"]).get("cases", [])
+    produced = _json(record["produced_attributes"])
+    cases = produced.get("cases", [])
+    forced = produced.get("forced")
     return VersionRow(
         id=record["id"],
         name=name,
@@ -60,6 +63,7 @@ def _version(record: dict[str, Any]) -> VersionRow | None:
         parent=record["parent"],
         motivated_by=[str(c) for c in cases] if isinstance(cases, list) else [],
         failures={str(k): int(n) for k, n in record["failures"]},
+        forced=forced if isinstance(forced, str) else None,
     )
 
 
@@ -107,14 +111,98 @@ async def failed_cases(
     return await session.execute_read(work)
 
 
+@dataclass(frozen=True)
+class Claim:
+    """The outcome of claiming a prompt's optimisation: whether it was claimed, and the
+    optimisation holding it since ``claimed_at`` (the claimant's own id when it was)."""
+
+    claimed: bool
+    holder: str
+    claimed_at: datetime | None
+
+
+@store_errors
+async def claim_optimization(
+    session: AsyncSession, project: str, name: str, operation_id: str, stale_s: float
+) -> Claim:
+    """Claim prompt ``name`` for the optimisation ``operation_id`` (see
+    ``cypher/prompts/claim_optimization.cypher``)."""
+
+    async def work(tx: AsyncManagedTransaction) -> Claim:
+        result = await tx.run(
+            query("prompts/claim_optimization"),
+            project=project,
+            name=name,
+            operation_id=operation_id,
+            stale_s=stale_s,
+        )
+        record = await result.single(strict=True)
+        return Claim(record["claimed"], record["holder"], _native(record["claimed_at"]))
+
+    return await session.execute_write(work)
+
+
+async def _on_claim(
+    session: AsyncSession, statement: str, project: str, name: str, operation_id: str
+) -> dict[str, Any] | None:
+    """Run ``prompts/<statement>`` on the claim ``operation_id`` holds on prompt ``name``, in a
+    write transaction of its own; its row, if any."""
+
+    async def work(tx: AsyncManagedTransaction) -> dict[str, Any] | None:
+        result = await tx.run(
+            query(f"prompts/{statement}"), project=project, name=name, operation_id=operation_id
+        )
+        record = await result.single()
+        return record.data() if record else None
+
+    return await session.execute_write(work)
+
+
+@store_errors
+async def renew_claim(session: AsyncSession, project: str, name: str, operation_id: str) -> bool:
+    """Renew the claim; whether ``operation_id`` still holds it."""
+    row = await _on_claim(session, "renew_claim", project, name, operation_id)
+    return bool(row and row["owned"])
+
+
+@store_errors
+async def release_claim(session: AsyncSession, project: str, name: str, operation_id: str) -> None:
+    """Release the claim ``operation_id`` holds on prompt ``name`` (nothing if it holds none)."""
+    await _on_claim(session, "release_claim", project, name, operation_id)
+
+
+@dataclass(frozen=True)
+class StoreRefused:
+    """Why an optimised version was not written: the claim's holder now (None: nobody) and the
+    optimisations that already produced a version from the same old version."""
+
+    holder: str | None
+    children: list[str]
+
+
 @store_errors
 async def store_optimization(
-    session: AsyncSession, rows: BatchRows, operation_id: str, case_ids: list[str]
-) -> None:
+    session: AsyncSession,
+    rows: BatchRows,
+    name: str,
+    parent_id: str,
+    operation_id: str,
+    case_ids: list[str],
+) -> StoreRefused | None:
     """Write the new version and the optimization operation (``rows``) and link the operation
-    to the attributions it used, in one transaction."""
+    to the attributions it used, in one transaction; first check there, under the claim's lock,
+    that ``operation_id`` still holds prompt ``name`` and that no optimisation produced a
+    version from ``parent_id`` yet (``cypher/prompts/check_claim.cypher``). When not, nothing
+    is written and what was found is returned."""
 
-    async def work(tx: AsyncManagedTransaction) -> None:
+    async def work(tx: AsyncManagedTransaction) -> StoreRefused | None:
+        check = await tx.run(
+            query("prompts/check_claim"), project=rows.project, name=name, parent_id=parent_id
+        )
+        found = await check.single(strict=True)
+        holder, children = found["holder"], list(found["children"])
+        if holder != operation_id or children:
+            return StoreRefused(holder, children)
         await write_in(tx, rows)
         await (
             await tx.run(
@@ -124,5 +212,6 @@ async def store_optimization(
                 case_ids=case_ids,
             )
         ).consume()
+        return None
 
-    await write_rerun(session, work)
+    return await write_rerun(session, work)

@@ -98,6 +98,7 @@ async def get_prompt(session: AsyncSession, project: str, name: str) -> PromptDe
                     "parent": r.parent,
                     "produced_by": r.produced_by,
                     "motivated_by": r.motivated_by,
+                    "forced": r.forced,
                 }
             )
             for i, r in enumerate(versions, 1)

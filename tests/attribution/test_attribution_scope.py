@@ -525,15 +525,26 @@ def test_confidence_at_or_above_the_reliable_line_was_measured_right_nine_times_
 
 
 def test_an_llm_result_resting_on_llm_verdicts_takes_their_confidence_not_the_table() -> None:
-    from service.attribution.confidence import LLM_VERDICT, calibrated
+    from service.attribution.confidence import calibrated
 
+    measured = 0.9  # a model whose judge check measured it right 9 times in 10
     # the table measured the heuristic; an LLM's verdict (0.9) is not a heuristic's 0.9
-    assert calibrated("ResponseError", LLM_VERDICT, given=True, llm=True) == LLM_VERDICT
-    assert calibrated("ResponseError", LLM_VERDICT, given=True) < LLM_VERDICT
+    assert calibrated("ResponseError", measured, given=True, llm=True, llm_verdict=0.9) == 0.9
+    assert calibrated("ResponseError", measured, given=True) < measured
     # a heuristic verdict the llm judge settled (below the LLM's) still goes by the table
-    assert calibrated("ResponseError", 0.82, given=True, llm=True) == calibrated(
-        "ResponseError", 0.82, given=True
+    assert calibrated("ResponseError", 0.82, given=True, llm=True, llm_verdict=0.9) == (
+        calibrated("ResponseError", 0.82, given=True)
     )
+
+
+def test_an_unmeasured_llm_is_not_trusted_at_an_assumed_accuracy() -> None:
+    from service.attribution.confidence import RELIABLE, UNMEASURED_LLM_VERDICT, calibrated
+
+    # no judge check applies: whatever the walk's verdicts, the result is below the line
+    for kind in ("ResponseError", "UpdateError", "RetrievalError", "ExtractionError"):
+        for sure in (0.5, 0.82, 0.99, 1.0):
+            got = calibrated(kind, sure, given=True, llm=True)
+            assert got <= UNMEASURED_LLM_VERDICT < RELIABLE, (kind, sure, got)
 
 
 def test_a_measured_llm_accuracy_replaces_the_assumed_one() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from service.attribution.confidence import RELIABLE, UNMEASURED_LLM_VERDICT
 from service.attribution.judge_probes import PROBE_SET, probe_set
 from service.attribution.judges.llm import unit_ids_in_prompt
 from tests.support.attribution import attribute
@@ -129,7 +130,9 @@ def test_a_recorded_check_sets_the_confidence_or_stands_the_model_down(
 ) -> None:
     llm.script["answer"] = oracle  # type: ignore[attr-defined]
     assert c.post("/traces", json=demo_batch(project)).status_code == 200
-    assert _confidence_and_warning(c, project) == (0.9, None)  # the assumed accuracy
+    # Never checked, the model is not trusted at an assumed accuracy: below the reliable line.
+    assert _confidence_and_warning(c, project) == (UNMEASURED_LLM_VERDICT, None)
+    assert UNMEASURED_LLM_VERDICT < RELIABLE
 
     low = check(c, llm, project, always_false, record=True)
     assert low["recorded"]
@@ -142,11 +145,18 @@ def test_a_recorded_check_sets_the_confidence_or_stands_the_model_down(
     before = len(llm.requests)
     stood_down = attribute(c, project, "case-2", judge="llm", refresh=True).json()
     assert len(llm.requests) == before
-    assert stood_down["judge"]["warning"] == (
+    why = (
         f"model 'scripted' scored {low['accuracy']:.2f} on judge check, below the threshold "
-        "0.75 (MEMTRACE_LLM_MIN_ACCURACY): the LLM is not asked and this result rests on the "
-        "heuristic judge"
+        "0.75 (MEMTRACE_LLM_MIN_ACCURACY)"
     )
+    assert stood_down["judge"]["warning"] == (
+        f"{why}: the LLM is not asked and this result rests on the heuristic judge"
+    )
+    # What decided is the heuristic; what was asked for, and why it was not used, are named.
+    assert (stood_down["judge"]["kind"], stood_down["judge"]["requested"]) == ("heuristic", "llm")
+    assert stood_down["judge"]["stood_down"] == why
+    stored = c.get("/cases/case-2/attribution", params={"project": project}).json()
+    assert stored["judge"] == stood_down["judge"]
     assert stood_down["judge"]["llm_calls"] == stood_down["judge"]["llm_verdicts"] == 0
     heuristic = attribute(c, project, "case-2", refresh=True).json()
     assert heuristic["judge"]["warning"] is None  # a check of an LLM says nothing about it
@@ -175,6 +185,7 @@ def test_a_job_reads_the_recorded_check(c: httpx.Client, llm: ScriptedLLM, proje
     assert results and all(
         "on judge check, below the threshold" in r["judge"]["warning"]
         and r["judge"]["llm_verdicts"] == 0
+        and (r["judge"]["kind"], r["judge"]["requested"]) == ("heuristic", "llm-all")
         for r in results
     )
 
@@ -249,6 +260,8 @@ def test_the_service_checks_its_model_at_start_up_and_stands_a_weak_one_down(
         before = len(weak.requests)
         again = attribute(client, project, "case-2", judge="llm", refresh=True).json()
         assert len(weak.requests) == before and again["judge"]["llm_calls"] == 0
+        assert (again["judge"]["kind"], again["judge"]["requested"]) == ("heuristic", "llm")
+        assert again["judge"]["stood_down"].startswith("model 'weak' scored 0.53")
         heuristic = attribute(client, project, "case-2", refresh=True).json()
         for field in ("status", "error_type", "operation", "confidence", "evidence_path"):
             assert again[field] == heuristic[field]

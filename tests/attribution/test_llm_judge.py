@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from service.attribution.judges.base import CachedJudge, Judge, Question, UnitText, Verdict
-from service.attribution.judges.llm import LLMJudge, unit_ids_in_prompt
+from service.attribution.judges.llm import LLM_CONFIDENCE, LLMJudge, unit_ids_in_prompt
 from service.attribution.judges.llm_prompt import STRICT_NOTE, output_allowance
 from service.llm.client import EndpointRefused
 from service.llm.models import Cost
@@ -196,7 +196,7 @@ def test_a_context_is_asked_about_however_sure_the_pre_judge_is(llm: ScriptedLLM
     verdicts = run(make_judge(llm, pre=pre, confident=0.8))
     assert len(llm.requests) == 1
     assert unit_ids_in_prompt(llm.prompts()[0]) == ["ctx-1"]
-    assert verdicts["ctx-1"] == Verdict(False, 0.9, "llm")
+    assert verdicts["ctx-1"] == Verdict(False, LLM_CONFIDENCE, "llm")  # unmeasured: no 0.9
     assert verdicts["mem-1"] == Verdict(True, 0.95, "heuristic")  # settled, though wrong
 
 

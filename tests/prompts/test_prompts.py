@@ -13,6 +13,7 @@ import pytest
 from memtrace_client import MemTraceClient, Prompt, RequestFailed, Tracer
 from neo4j import Driver
 
+from service.attribution.judges.llm import unit_ids_in_prompt
 from tests.support.cli import memtrace
 from tests.support.llm_server import Reply, ScriptedLLM, user_text
 from tests.support.servers import ServiceHandle
@@ -102,6 +103,34 @@ def echo_of_the_instructions(request: dict[str, Any]) -> str:
 def echo_of_the_labels(request: dict[str, Any]) -> str:
     """The request from its placeholders line on: the instructions and the template, labelled."""
     return user_text(request).split("\n", 1)[1]
+
+
+def echo_reworded(request: dict[str, Any]) -> str:
+    """The template with the rule, and two of the request's instructions copied with their
+    punctuation changed and one cut short: no framing line verbatim, the framing all the same."""
+    return (
+        f"{_template(request)}\nKeep every placeholder exactly as it is written, they are listed."
+        f"\nAnswer with the complete new template only.\n{ADDED_RULE}"
+    )
+
+
+DATA_NODES = "MATCH (n {project: $p}) WHERE NOT n:OptimizationClaim RETURN count(n) AS n"
+"""The project's nodes but the prompt's optimisation claim: that one is made by the first
+optimisation of a prompt, holds the running one's id, and stays, empty, once it ends."""
+
+
+def assert_released(driver: Driver, project: str) -> None:
+    """The prompt's claim exists (the optimisation ran) and holds nothing now."""
+    claims = driver.execute_query(
+        "MATCH (c:OptimizationClaim {project: $p}) RETURN c.operation_id AS holder", p=project
+    ).records
+    assert [c["holder"] for c in claims] == [None]
+
+
+THRICE = f"The prompt template:\n{EXTRACT_V1}\n" * 3
+"""What SmolLM2-135M proposed: the old template three times under a header of its own."""
+LOOPING = "{conversation}\n" + "The prompt is: - [other]\n" * 12
+"""A model looping on one line (placeholder kept, so only the repetition tells)."""
 
 
 @pytest.fixture
@@ -246,6 +275,9 @@ def test_optimisation_stores_the_next_version_with_its_lineage_and_the_next_roun
         (echo_of_the_request, "cut at its output limit"),
         (echo_of_the_instructions, "echoes the edit request"),
         (echo_of_the_labels, "echoes the edit request"),
+        (echo_reworded, "echoes the edit request"),
+        (THRICE, "repeats the current template: it holds it 3 times"),
+        (LOOPING, "repeats itself"),
     ],
 )
 def test_a_refused_proposal_stores_nothing(
@@ -260,7 +292,7 @@ def test_a_refused_proposal_stores_nothing(
     cases = run_round(tracer, ("fact-extraction", EXTRACT_V1), 1, "d")
     attribute(http, project, cases)
     llm.script["answer"] = optimizer(edit)  # type: ignore[attr-defined]
-    count = "MATCH (n {project: $p}) RETURN count(n) AS n"
+    count = DATA_NODES
     nodes = neo4j_driver.execute_query(count, p=project).records[0]["n"]
 
     before = len(llm.requests)
@@ -272,8 +304,101 @@ def test_a_refused_proposal_stores_nothing(
     caps = [body.get("max_tokens") for body in llm.requests[before:]]
     assert caps and all(isinstance(c, int) and c > 0 for c in caps), caps
     assert neo4j_driver.execute_query(count, p=project).records[0]["n"] == nodes
+    assert_released(neo4j_driver, project)
     detail = http.get("/prompts/fact-extraction", params={"project": project}).json()
     assert len(detail["versions"]) == 1
+
+
+def _edit_requests(llm: ScriptedLLM, since: int) -> int:
+    return sum(
+        str(r["messages"][0]["content"]).startswith("You edit a prompt")
+        for r in llm.requests[since:]
+    )
+
+
+@pytest.mark.parametrize(
+    ("stage", "loc", "what"),
+    [
+        ("You improve a prompt", "feedback", "the LLM's feedback from case"),
+        ("You combine feedback", "feedback_summary", "the LLM's summary of feedback batch 1"),
+    ],
+)
+def test_a_proposal_from_cut_input_is_refused_before_the_edit(
+    tracer: Tracer,
+    http: httpx.Client,
+    project: str,
+    llm: ScriptedLLM,
+    neo4j_driver: Driver,
+    stage: str,
+    loc: str,
+    what: str,
+) -> None:
+    """Feedback (or its summary) cut at its token limit is not input a proposal is made from:
+    SmolLM2's "The prompt is: - [other]" ran to its cap and was edited into a version."""
+    cases = run_round(tracer, ("fact-extraction", EXTRACT_V1), 2, "cut")
+    attribute(http, project, cases)
+    normal = optimizer()
+
+    def cut_at(request: dict[str, Any]) -> str | Reply:
+        said = normal(request)
+        if str(request["messages"][0]["content"]).startswith(stage):
+            return Reply("The prompt is: - [other] " * 400)  # past any cap: cut to "length"
+        return said
+
+    llm.script["answer"] = cut_at  # type: ignore[attr-defined]
+    count = DATA_NODES
+    nodes = neo4j_driver.execute_query(count, p=project).records[0]["n"]
+    before = len(llm.requests)
+    answer = http.post("/prompts/fact-extraction/optimize", params={"project": project})
+    assert answer.status_code == 422, answer.text
+    body = answer.json()
+    assert body["message"].startswith(what) and "cut at its output limit" in body["message"]
+    assert "nothing stored" in body["message"]
+    assert body["details"][0]["loc"][0] == loc and body["details"][0]["loc"][-1] == "finish_reason"
+    assert _edit_requests(llm, before) == 0  # refused before the edit was asked for
+    assert neo4j_driver.execute_query(count, p=project).records[0]["n"] == nodes
+    assert_released(neo4j_driver, project)
+    detail = http.get("/prompts/fact-extraction", params={"project": project}).json()
+    assert len(detail["versions"]) == 1
+
+
+def no_to_everything(request: dict[str, Any]) -> str:
+    """A judge saying no unit carries anything: 0.53 on the judge check, below the threshold."""
+    ids = unit_ids_in_prompt(user_text(request))
+    return json.dumps({"verdicts": dict.fromkeys(ids, False)})
+
+
+def test_a_model_stood_down_by_its_judge_check_writes_no_version_unless_forced(
+    tracer: Tracer, http: httpx.Client, project: str, llm: ScriptedLLM, llm_service: ServiceHandle
+) -> None:
+    attribute(http, project, run_round(tracer, ("fact-extraction", EXTRACT_V1), 1, "sd"))
+    llm.script["answer"] = no_to_everything  # type: ignore[attr-defined]
+    check = http.post("/judge/check", params={"project": project}, json={"record": True})
+    assert check.status_code == 200 and check.json()["below_threshold"], check.text
+    llm.script["answer"] = optimizer()  # type: ignore[attr-defined]
+
+    before = len(llm.requests)
+    refused = http.post("/prompts/fact-extraction/optimize", params={"project": project})
+    assert refused.status_code == 422, refused.text
+    why = f"model 'scripted' scored {check.json()['accuracy']:.2f} on judge check"
+    assert refused.json()["message"].startswith(why)
+    assert "stood down" in refused.json()["message"] and "force=true" in refused.json()["message"]
+    assert refused.json()["details"][0]["loc"] == ["body", "force"]
+    assert len(llm.requests) == before  # the model was not asked
+    detail = http.get("/prompts/fact-extraction", params={"project": project}).json()
+    assert len(detail["versions"]) == 1
+
+    # Forced (here through the CLI, which sends force=true on the streamed request).
+    forced = memtrace(
+        "optimize", "fact-extraction", "--project", project, "--url", llm_service.url,
+        "--force", "--json",
+    )  # fmt: skip
+    assert forced.returncode == 0, forced.stderr
+    result = json.loads(forced.stdout)
+    assert result["new_label"] == "fact-extraction@2"
+    assert result["forced"].startswith(why) and "MEMTRACE_LLM_MIN_ACCURACY" in result["forced"]
+    v1, v2 = http.get("/prompts/fact-extraction", params={"project": project}).json()["versions"]
+    assert v1["forced"] is None and v2["forced"] == result["forced"]
 
 
 def test_the_budget_is_never_exceeded(

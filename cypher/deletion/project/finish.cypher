@@ -9,6 +9,7 @@ WITH EXISTS { MATCH (n:Attribution {project: $project}) WHERE n.case_id IS NOT N
   OR EXISTS { MATCH (n:Operation {project: $project}) WHERE n.id IS NOT NULL }
   OR EXISTS { MATCH (n:Unit {project: $project}) WHERE n.id IS NOT NULL }
   OR EXISTS { MATCH (n:JudgeCheck {project: $project}) WHERE n.id IS NOT NULL }
+  OR EXISTS { MATCH (n:OptimizationClaim {project: $project}) WHERE n.id IS NOT NULL }
   OR EXISTS { MATCH (n:OtlpWarnings {project: $project}) } AS remaining
 OPTIONAL MATCH (d:ProjectDeletion {project: $project})
 WHERE NOT remaining

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from service.attribution.confidence import LLM_VERDICT
+from service.attribution.confidence import UNMEASURED_LLM_VERDICT
 from service.attribution.models import JudgeInfo
 from service.llm.models import Cost
 
@@ -78,19 +78,33 @@ class HeuristicStandIn:
     """What an ``llm`` or ``llm-all`` request gets when the project's judge check found the
     configured model below ``MEMTRACE_LLM_MIN_ACCURACY`` (or gave no usable verdict): the
     heuristic judges, the LLM is not asked, and every result says so. A model worse than the
-    heuristic can then never make an llm result worse than the heuristic's."""
+    heuristic can then never make an llm result worse than the heuristic's.
+
+    Its ``kind`` is ``heuristic``, since that is what decides; ``requested`` is the llm judge
+    asked for and ``stood_down`` why it was not used (the check's outcome)."""
 
     inner: Judge
-    kind: str
+    requested: str
     model: str | None
-    warning: str
+    stood_down: str
+
+    @property
+    def kind(self) -> str:
+        return "heuristic"
 
     @property
     def cost(self) -> Cost:
         return self.inner.cost
 
     def info(self) -> JudgeInfo:
-        return JudgeInfo(kind=self.kind, model=self.model, warning=self.warning)
+        return JudgeInfo(
+            kind="heuristic",
+            model=self.model,
+            requested="llm-all" if self.requested == "llm-all" else "llm",
+            stood_down=self.stood_down,
+            warning=f"{self.stood_down}: the LLM is not asked and this result rests on the "
+            "heuristic judge",
+        )
 
     async def judge(self, question: Question, units: list[UnitText]) -> dict[str, Verdict]:
         return await self.inner.judge(question, units)
@@ -118,7 +132,7 @@ class CachedJudge:
     @property
     def verdict_confidence(self) -> float:
         """What an LLM verdict of the inner judge is worth (see ``LLMJudge``)."""
-        value = getattr(self.inner, "verdict_confidence", LLM_VERDICT)
+        value = getattr(self.inner, "verdict_confidence", UNMEASURED_LLM_VERDICT)
         return float(value)
 
     def info(self) -> JudgeInfo:

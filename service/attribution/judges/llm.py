@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletionMessageParam
 
-from service.attribution.confidence import LLM_VERDICT
+from service.attribution.confidence import UNMEASURED_LLM_VERDICT
 from service.attribution.judges.base import Judge, Question, UnitText, Verdict
 from service.attribution.judges.llm_prompt import (
     UNIT_LINE_RE,
@@ -59,9 +59,10 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-LLM_CONFIDENCE = LLM_VERDICT
+LLM_CONFIDENCE = UNMEASURED_LLM_VERDICT
 """Confidence of a verdict the LLM gave when the model's accuracy was not measured
-(``memtrace judge check`` measures it)."""
+(``memtrace judge check`` measures it): not an assumed accuracy, see
+:data:`service.attribution.confidence.UNMEASURED_LLM_VERDICT`."""
 
 MIN_UNIT_CHARS = 300
 """Below this an excerpt rarely holds a fact with its subject: split the batch instead."""
