@@ -29,13 +29,31 @@ def resume_job(client: httpx.Client, project: str, job_id: str) -> dict[str, Any
     return checked(response)  # type: ignore[no-any-return]
 
 
+RESULT_COUNTS = (
+    ("attributed", "attributed"),
+    ("inconclusive", "inconclusive"),
+    ("unanswerable", "unanswerable"),
+    ("not_failed", "not failed"),
+)
+"""A job's stored results by status (its fields, their labels), apart as a report's totals
+count them: an unanswerable result is not an attributed one."""
+
+
+def _result_counts(job: dict[str, Any]) -> list[tuple[str, int]]:
+    """(label, count) of the job's results by status; 'not failed' only when there is one (a
+    job covers cases that were failed when it started)."""
+    counts = [(label, int(job.get(key, 0))) for key, label in RESULT_COUNTS]
+    return [(label, n) for label, n in counts if n or label != "not failed"]
+
+
 def progress_line(job: dict[str, Any]) -> str:
+    results = ", ".join(f"{n} {label}" for label, n in _result_counts(job))
     line = (
-        f"{job['done']} of {job['total']} cases done: {job['attributed']} attributed, "
+        f"{job['done']} of {job['total']} cases done: {results}, "
         f"{job['skipped']} skipped, {job['failed']} failed"
     )
     if job.get("judge", "heuristic") != "heuristic":
-        line += f"; {job.get('on_llm', 0)} of the attributed rest on LLM verdicts"
+        line += f"; {job.get('on_llm', 0)} of the results rest on LLM verdicts"
     return line
 
 
@@ -96,7 +114,7 @@ def jobs_table(jobs: list[dict[str, Any]], project: str) -> Table:
         "status",
         "judge",
         "done",
-        "attributed",
+        *(label for _, label in RESULT_COUNTS),
         "skipped",
         "failed",
         "started",
@@ -108,7 +126,8 @@ def jobs_table(jobs: list[dict[str, Any]], project: str) -> Table:
             job["status"],
             job["judge"],
             f"{job['done']}/{job['total']}",
-            *(str(job[k]) for k in ("attributed", "skipped", "failed")),
+            *(str(job.get(k, 0)) for k, _ in RESULT_COUNTS),
+            *(str(job[k]) for k in ("skipped", "failed")),
             job["created_at"][:19].replace("T", " "),
         )
     return table

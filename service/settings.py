@@ -143,6 +143,21 @@ class Settings(BaseSettings):
         "as interrupted and may be resumed, and a prompt optimisation's claim not renewed for "
         "this long may be taken by another; several heartbeats long.",
     )
+    job_store_wait_s: float = Field(
+        60.0,
+        ge=0,
+        description="How long a job's runner keeps trying an unreachable Neo4j (backing off "
+        "from 0.5 s to 8 s between tries) before it ends; the job then shows as interrupted "
+        "and is resumed by hand. A store back within it: the job goes on by itself.",
+    )
+    job_stall_s: float = Field(
+        600.0,
+        gt=0,
+        description="A running job's runner that has not moved on (read its pending cases, "
+        "finished a case, stored a chunk, tried an unreachable store) for this long is taken "
+        "as stuck: its heartbeat stops and it is cancelled, so the job shows as interrupted "
+        "and can be resumed. Longer than the slowest case (its LLM calls) may take.",
+    )
     job_case_spin_s: float = Field(
         0.0,
         ge=0,

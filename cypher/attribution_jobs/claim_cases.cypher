@@ -1,5 +1,6 @@
-// Marks cases of a job as finished (state: attributed, skipped or failed, with a message for
-// failed) unless they already are, and returns those it marked: the caller then stores the
+// Marks cases of a job as finished (state: the status of its result, attributed, inconclusive,
+// unanswerable or not_failed; or skipped; or failed, with a message) unless they already are,
+// and returns those it marked: the caller then stores the
 // attributions of exactly those. Each case's COVERS relationship is write-locked (the first
 // SET) before its state is read, so two runners of one job (an old one not yet gone after a
 // resume) never both count a case; the job node itself is not locked here, so a heartbeat or a

@@ -255,7 +255,10 @@ def test_cli_all_failed_runs_a_job_with_progress(service: ServiceHandle, project
     assert httpx.post(f"{service.url}/traces", json=batch, timeout=60).status_code == 200
     done = memtrace("attribute", "--all-failed", "--project", project, "--url", service.url)
     assert done.returncode == 0, done.stderr
-    assert "15 of 15 cases done: 15 attributed, 0 skipped, 0 failed" in done.stderr
+    assert (
+        "15 of 15 cases done: 15 attributed, 0 inconclusive, 0 unanswerable, 0 skipped, 0 failed"
+        in done.stderr
+    )
     assert f"{ODD_PREFIX}case-1" in done.stdout  # the table has every case, odd ids too
 
     as_json = memtrace(
@@ -264,6 +267,82 @@ def test_cli_all_failed_runs_a_job_with_progress(service: ServiceHandle, project
     assert as_json.returncode == 0, as_json.stderr
     results = json.loads(as_json.stdout)
     assert sorted(r["case_id"] for r in results) == sorted(failed_ids(batch))
+
+
+def no_source_batch(project: str) -> dict[str, Any]:
+    """A memory written with no source message (as an OTel memory write without its
+    conversation gives it), retrieved and answered from, and two failed cases on the answer:
+    no source message can carry what they needed, so their results are unanswerable."""
+    write = {
+        "id": "op-write",
+        "name": "memory.add",
+        "kind": "update",
+        "ts": "2026-05-01T10:00:00Z",
+        "inputs": [],
+        "outputs": [{"id": "mem-1", "kind": "memory", "content": "Alice lives in Paris"}],
+    }
+    search = {
+        "id": "op-search",
+        "name": "memory.search",
+        "kind": "retrieval",
+        "ts": "2026-05-01T10:01:00Z",
+        "inputs": [
+            {"id": "query-1", "kind": "query", "content": "Where does Alice live?"},
+            "mem-1",
+        ],
+        "outputs": [{"id": "context-1", "kind": "context", "content": "Alice lives in Paris"}],
+    }
+    answer = {
+        "id": "op-answer",
+        "name": "question-answering",
+        "kind": "response",
+        "ts": "2026-05-01T10:02:00Z",
+        "inputs": ["query-1", "context-1"],
+        "outputs": [{"id": "answer-1", "kind": "answer", "content": "Paris"}],
+    }
+    cases = [
+        {
+            "id": f"case-{i}",
+            "question": "Where does Alice live?",
+            "expected_answer": "Denver",
+            "answer_unit": "answer-1",
+            "verdict": "failed",
+        }
+        for i in (1, 2)
+    ]
+    return {"project": project, "units": [], "operations": [write, search, answer], "cases": cases}
+
+
+def test_a_job_counts_its_results_by_status(service: ServiceHandle, project: str) -> None:
+    with httpx.Client(base_url=service.url, timeout=60) as c:
+        assert c.post("/traces", json=no_source_batch(project)).status_code == 200
+    done = memtrace("attribute", "--all-failed", "--project", project, "--url", service.url)
+    assert done.returncode == 0, done.stderr
+    assert (
+        "2 of 2 cases done: 0 attributed, 0 inconclusive, 2 unanswerable, 0 skipped, 0 failed"
+        in done.stderr
+    ), done.stderr
+    with httpx.Client(base_url=service.url, timeout=60) as c:
+        job = c.get("/attribution-jobs", params={"project": project}).json()[0]
+        report = c.get("/report", params={"project": project}).json()["totals"]
+    statuses = ("attributed", "inconclusive", "unanswerable", "not_failed")
+    assert [job[k] for k in statuses] == [0, 0, 2, 0]
+    assert job["done"] == 2
+    # The same split as the report's totals of the project.
+    assert [job[k] for k in statuses] == [report[k] for k in statuses]
+    listed = memtrace("jobs", "--project", project, "--url", service.url)
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    header = next(line for line in lines if "unanswerable" in line)
+    row = next(line for line in lines if job["id"] in line)
+    cells = dict(zip(_cells(header), _cells(row), strict=True))
+    shown = ("attributed", "inconclusive", "unanswerable", "not failed", "skipped", "failed")
+    assert [cells[k] for k in shown] == ["0", "0", "2", "0", "0", "0"], listed.stdout
+
+
+def _cells(line: str) -> list[str]:
+    """The cells of one line of a table the CLI prints."""
+    return [cell.strip() for cell in line.strip().strip("│┃").split("│" if "│" in line else "┃")]
 
 
 @pytest.mark.parametrize("judge", ["llm", "llm-all"])
@@ -296,7 +375,7 @@ def test_an_llm_job_counts_the_results_that_rest_on_the_llm(
     results = json.loads(done.stdout)
     on_llm = sum(1 for r in results if r["judge"]["llm_verdicts"] > 0)
     assert on_llm >= 1 and {r["judge"]["kind"] for r in results} == {"llm"}
-    assert f"{on_llm} of the attributed rest on LLM verdicts" in done.stderr
+    assert f"{on_llm} of the results rest on LLM verdicts" in done.stderr
     assert f"{on_llm} of {len(results)} results rest on LLM verdicts" in done.stderr
 
 

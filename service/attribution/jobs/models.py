@@ -31,13 +31,31 @@ class AttributionJob(BaseModel):
     judge: str
     refresh: bool = Field(description="Cases with a stored attribution are attributed again.")
     total: int = Field(description="Cases the job covers (the failed cases at its start).")
-    done: int = Field(description="Cases finished: attributed + skipped + failed.")
-    attributed: int = Field(description="Cases attributed and stored by this job.")
+    done: int = Field(
+        description="Cases finished: attributed + inconclusive + unanswerable + not_failed "
+        "(the results this job stored, by status) + skipped + failed."
+    )
+    attributed: int = Field(
+        description="Results this job stored whose status is 'attributed' (an operation blamed)."
+    )
+    inconclusive: int = Field(
+        0, description="Results this job stored whose status is 'inconclusive'."
+    )
+    unanswerable: int = Field(
+        0,
+        description="Results this job stored whose status is 'unanswerable' (no source message "
+        "carries what the answer needed).",
+    )
+    not_failed: int = Field(
+        0,
+        description="Results this job stored whose status is 'not_failed' (the case's verdict "
+        "changed after the job started).",
+    )
     skipped: int = Field(description="Cases skipped: they had a stored attribution.")
     failed: int = Field(description="Cases that could not be attributed (see failures).")
     on_llm: int = Field(
         0,
-        description="Attributed cases whose result took at least one verdict from the LLM (the "
+        description="Results this job stored that took at least one verdict from the LLM (the "
         "others rest on the heuristic judge alone).",
     )
     failures: list[JobFailure] = Field(description="The first failures, in case id order.")

@@ -2,8 +2,10 @@
 
 A job is ``(:AttributionJob {project, id, status, runner, ...})`` with one
 ``(job)-[:COVERS]->(:Case)`` per failed case it started with; a relationship's ``state``
-(attributed, skipped or failed; absent while pending) is the job's progress. Counts are read from
-those states, never kept beside them, so they cannot drift. A batch's attributions and states are
+(the status of the result the job stored: attributed, inconclusive, unanswerable or not_failed;
+or skipped, or failed; absent while pending) is the job's progress. Counts are read from those
+states, never kept beside them, so they cannot drift, and a job's summary tells its results
+apart by status as a report's totals do. A batch's attributions and states are
 written in one transaction, so a service stopped mid-job loses at most the batch in flight, and
 none of it half-written.
 
@@ -58,7 +60,7 @@ class CaseOutcome:
     """What became of one case of a batch: a result to store, skipped, or failed (message)."""
 
     case_id: str
-    state: str  # attributed | skipped | failed
+    state: str  # the result's status (attributed, inconclusive, ...) | skipped | failed
     result: AttributionResult | None = None
     message: str | None = None
 
@@ -76,6 +78,9 @@ def _job(record: Any) -> AttributionJob:
         total=sum(counts.values()),
         done=sum(n for state, n in counts.items() if state is not None),
         attributed=counts.get("attributed", 0),
+        inconclusive=counts.get("inconclusive", 0),
+        unanswerable=counts.get("unanswerable", 0),
+        not_failed=counts.get("not_failed", 0),
         skipped=counts.get("skipped", 0),
         failed=counts.get("failed", 0),
         on_llm=sum(c["on_llm"] for c in record["counts"]),

@@ -24,9 +24,21 @@ calls; it cannot be handed to a thread pool without a loop of its own per walk, 
 would still be shared. The heartbeat is small, so it is the part that moves: on its thread it
 needs the GIL only for a few milliseconds per beat, which the interpreter's switch interval
 (5 ms) grants it however busy the worker is. It says every ``job_heartbeat_s`` that the
-runner is alive, and learns when the job was stopped or handed to another runner. What it
-proves is that the runner's process and task are alive, not that its current case progresses
-(a case that never ends keeps its job ``running``; stop the job).
+runner is alive, and learns when the job was stopped or handed to another runner.
+
+A beat vouches for progress, not for a thread: the runner marks the time it last moved on (a
+page of pending cases read, a case finished, a chunk stored, a try at an unreachable store),
+and a heartbeat whose runner has not moved for ``job_stall_s`` stops beating and cancels the
+runner. A runner stuck on an await that never returns (an LLM call without end, a deadlock)
+then lets its job age into ``interrupted`` like a dead process does, and a resume gives the job
+a new runner, instead of the job sitting ``running`` with a fresh heartbeat and no progress.
+
+When Neo4j goes away under a job, the runner tries again, backing off from
+``STORE_BACKOFF_S[0]`` to ``STORE_BACKOFF_S[-1]`` seconds between tries, for at most
+``job_store_wait_s`` from the first failure after its last progress. If the store is back in
+time, the job goes on by itself (what was stored stays stored; the chunks in flight are read
+again, and only cases still pending are counted). If not, the runner ends, its heartbeat with
+it, and the job shows as ``interrupted`` once the store answers again; resume it.
 
 When the process stops, its runners stop with it; the job stays ``running`` in Neo4j with a
 heartbeat that ages, is shown as ``interrupted`` after ``job_stale_s``, and is resumed by the
@@ -45,6 +57,7 @@ import concurrent.futures
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from neo4j import AsyncDriver, AsyncSession
@@ -83,9 +96,9 @@ CASES_IN_FLIGHT = 8
 """Cases walked at once over all chunks (their evidence reads and LLM calls overlap)."""
 PAGE = 1000
 """Pending case ids read at a time."""
-STORE_RETRIES = 5
-"""Neo4j unreachable this many times in a row (2 s apart): the runner ends, the job's heartbeat
-ages, and it shows as interrupted."""
+STORE_BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0)
+"""Pauses between tries while Neo4j is unreachable, the last one repeated until
+``job_store_wait_s`` is spent: soon at first (a blip), then not hammering a store that restarts."""
 
 
 @dataclass(frozen=True)
@@ -101,10 +114,29 @@ class JobSpec:
 @dataclass
 class _Run:
     """One runner's state shared with its heartbeat, across their threads (``owned`` is a
-    thread-safe event: cleared by either when the job is no longer the runner's)."""
+    thread-safe event: cleared by either when the job is no longer the runner's;
+    ``progress_at`` is written by the runner and read by the heartbeat, a float whose
+    assignment the GIL makes atomic)."""
 
     spec: JobSpec
     owned: threading.Event = field(default_factory=threading.Event)
+    progress_at: float = field(default_factory=time.monotonic)
+    """When the runner last moved on (``time.monotonic``)."""
+    stored_at: float = field(default_factory=time.monotonic)
+    """When the runner last stored a chunk: what ends an outage (``_Outage``)."""
+
+    def moved(self) -> None:
+        """The runner moved on: read pending cases, finished a case, tried an unreachable
+        store again."""
+        self.progress_at = time.monotonic()
+
+    def stored(self) -> None:
+        """The runner stored a chunk's results and progress."""
+        self.progress_at = self.stored_at = time.monotonic()
+
+    def still_s(self) -> float:
+        """Seconds since the runner last moved on."""
+        return time.monotonic() - self.progress_at
 
 
 class _LoopThread:
@@ -135,13 +167,15 @@ class _Heartbeats(_LoopThread):
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings, "attribution-job-heartbeats")
 
-    def start(self, run: _Run) -> concurrent.futures.Future[None]:
-        """Beat for ``run`` until the returned future is cancelled or the job is not its own."""
-        return asyncio.run_coroutine_threadsafe(self._beat(run), self._loop)
+    def start(self, run: _Run, give_up: Callable[[], None]) -> concurrent.futures.Future[None]:
+        """Beat for ``run`` until the returned future is cancelled, the job is not its own, or
+        its runner has not moved on for ``job_stall_s`` (then ``give_up`` is called, from this
+        thread, to cancel the runner)."""
+        return asyncio.run_coroutine_threadsafe(self._beat(run, give_up), self._loop)
 
-    async def _beat(self, run: _Run) -> None:
+    async def _beat(self, run: _Run, give_up: Callable[[], None]) -> None:
         store = self._stores_here().for_project(run.spec.project)
-        await _heartbeat(store.driver, store.database, run, self._settings.job_heartbeat_s)
+        await _heartbeat(store.driver, store.database, run, self._settings, give_up)
 
 
 class JobWorker(_LoopThread):
@@ -159,7 +193,13 @@ class JobWorker(_LoopThread):
     async def _run(self, spec: JobSpec) -> None:
         run = _Run(spec)
         run.owned.set()
-        beat = self._heartbeats.start(run)
+        task = asyncio.current_task()
+        assert task is not None  # a coroutine run by run_coroutine_threadsafe is a task
+
+        def give_up() -> None:  # called on the heartbeat thread: cancel on this loop
+            self._loop.call_soon_threadsafe(task.cancel)
+
+        beat = self._heartbeats.start(run, give_up)
         try:
             store = self._stores_here().for_project(spec.project)
             await run_job(store.driver, store.database, self._settings, run)
@@ -208,17 +248,23 @@ class _Shared:
     in_flight: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(CASES_IN_FLIGHT))
     judge_check: JudgeCheckResult | None = None
     """The project's recorded judge check of the configured model (read once per runner)."""
+    run: _Run | None = None
+    """The runner's state, whose progress each finished case marks (None: no one watches)."""
+
+    def moved(self) -> None:
+        if self.run is not None:
+            self.run.moved()
 
 
 async def _work(driver: AsyncDriver, database: str, settings: Settings, run: _Run) -> None:
     spec = run.spec
     limit = settings.attribution_graph_limit
-    shared = _Shared(driver, database, settings, new_embedder(settings), ScopeReads(limit))
+    shared = _Shared(driver, database, settings, new_embedder(settings), ScopeReads(limit), run=run)
     if spec.request.judge != "heuristic":
         # A case waiting for an LLM slot would count the wait in its seconds: no more cases in
         # flight than the endpoint takes requests (settings.llm_concurrency).
         shared.in_flight = asyncio.Semaphore(min(CASES_IN_FLIGHT, settings.llm_concurrency))
-    failures = 0
+    outage = _Outage(run, settings.job_store_wait_s)
     check_read = False
     async with driver.session(database=database) as session:
         while run.owned.is_set():
@@ -233,13 +279,18 @@ async def _work(driver: AsyncDriver, database: str, settings: Settings, run: _Ru
                     log.info("attribution job %s completed", spec.job_id)
                     return
                 await _pass(shared, run)
-                failures = 0
             except StoreUnavailable:
-                failures += 1
-                if failures >= STORE_RETRIES:
-                    log.warning("attribution job %s: neo4j unreachable; leaving it", spec.job_id)
+                pause = outage.next_pause()
+                if pause is None:
+                    log.warning(
+                        "attribution job %s: neo4j unreachable for %g s; the runner ends and "
+                        "the job shows as interrupted (resume it)",
+                        spec.job_id,
+                        settings.job_store_wait_s,
+                    )
                     return
-                await asyncio.sleep(2)
+                await asyncio.sleep(pause)
+                run.moved()
             except Exception as e:
                 name = type(e).__name__
                 log.error("attribution job %s failed: %s", spec.job_id, name, exc_info=e)
@@ -247,6 +298,31 @@ async def _work(driver: AsyncDriver, database: str, settings: Settings, run: _Ru
                 await jobs.finish(session, spec.project, spec.job_id, spec.runner, "failed", error)
                 return
     log.info("attribution job %s: runner %s ends (stopped or resumed)", spec.job_id, spec.runner)
+
+
+class _Outage:
+    """When to try an unreachable store again: ``next_pause`` after each failure gives the
+    pause before the next try, or None once ``wait_s`` has passed since the first failure
+    after the runner last stored a chunk (a failure after that starts a new outage: a job that
+    went on between two blips is not given up for their sum; a store that answers reads but
+    fails every write is)."""
+
+    def __init__(self, run: _Run, wait_s: float) -> None:
+        self._run = run
+        self._wait_s = wait_s
+        self._since: float | None = None
+        self._tries = 0
+
+    def next_pause(self) -> float | None:
+        now = time.monotonic()
+        if self._since is None or self._since < self._run.stored_at:
+            self._since, self._tries = now, 0  # a new outage
+        left = self._wait_s - (now - self._since)
+        if left <= 0:
+            return None
+        pause = STORE_BACKOFF_S[min(self._tries, len(STORE_BACKOFF_S) - 1)]
+        self._tries += 1
+        return min(pause, left)
 
 
 async def _pass(shared: _Shared, run: _Run) -> None:
@@ -260,18 +336,20 @@ async def _pass(shared: _Shared, run: _Run) -> None:
 
     async def read_pending() -> None:
         after = ""
-        try:
-            async with shared.driver.session(database=database) as session:
-                while run.owned.is_set():
-                    page = await jobs.next_cases(session, spec.project, spec.job_id, after, PAGE)
-                    for start in range(0, len(page), CHUNK):
-                        await chunks.put(page[start : start + CHUNK])
-                    if len(page) < PAGE:
-                        return
-                    after = page[-1].case_id
-        finally:
-            for _ in range(CHUNK_WORKERS):
-                await chunks.put(None)
+        async with shared.driver.session(database=database) as session:
+            while run.owned.is_set():
+                page = await jobs.next_cases(session, spec.project, spec.job_id, after, PAGE)
+                run.moved()
+                for start in range(0, len(page), CHUNK):
+                    await chunks.put(page[start : start + CHUNK])
+                if len(page) < PAGE:
+                    break
+                after = page[-1].case_id
+        # The workers' end marks only when reading ended well. Not in a `finally`: when a
+        # worker fails, every task is cancelled, and a put on the full queue that no cancelled
+        # worker reads would wait forever (the runner hung, its heartbeat beating on).
+        for _ in range(CHUNK_WORKERS):
+            await chunks.put(None)
 
     async def work_chunks() -> None:
         async with shared.driver.session(database=database) as session:
@@ -283,6 +361,7 @@ async def _pass(shared: _Shared, run: _Run) -> None:
                     session, spec.project, spec.job_id, spec.runner, outcomes
                 ):
                     run.owned.clear()
+                run.stored()
 
     tasks = [asyncio.create_task(read_pending())]
     tasks += [asyncio.create_task(work_chunks()) for _ in range(CHUNK_WORKERS)]
@@ -295,11 +374,27 @@ async def _pass(shared: _Shared, run: _Run) -> None:
         raise
 
 
-async def _heartbeat(driver: AsyncDriver, database: str, run: _Run, every_s: float) -> None:
+async def _heartbeat(
+    driver: AsyncDriver,
+    database: str,
+    run: _Run,
+    settings: Settings,
+    give_up: Callable[[], None],
+) -> None:
     spec = run.spec
     async with driver.session(database=database) as session:
         while run.owned.is_set():
-            await asyncio.sleep(every_s)
+            await asyncio.sleep(settings.job_heartbeat_s)
+            if run.still_s() > settings.job_stall_s:
+                log.warning(
+                    "attribution job %s: its runner has not moved on for %g s; it is cancelled "
+                    "and the job shows as interrupted (resume it)",
+                    spec.job_id,
+                    settings.job_stall_s,
+                )
+                run.owned.clear()
+                give_up()
+                return
             try:
                 if not await jobs.heartbeat(session, spec.project, spec.job_id, spec.runner):
                     run.owned.clear()
@@ -344,14 +439,17 @@ async def attribute_batch(
             except StoreUnavailable:
                 raise
             except MemTraceError as e:
-                return CaseOutcome(case_id, "failed", message=e.message)
+                outcome = CaseOutcome(case_id, "failed", message=e.message)
             except Exception as e:
                 log.warning("attribution job %s: case failed: %s", spec.job_id, type(e).__name__)
-                return CaseOutcome(case_id, "failed", message=f"unexpected {type(e).__name__}")
+                outcome = CaseOutcome(case_id, "failed", message=f"unexpected {type(e).__name__}")
+            else:
+                outcome = CaseOutcome(case_id, result.status, result=result)
             finally:
                 if judge is not None:
                     await close_judge(judge)
-            return CaseOutcome(case_id, "attributed", result=result)
+            shared.moved()
+            return outcome
 
     return outcomes + list(await asyncio.gather(*(one(c) for c in todo)))
 
