@@ -15,6 +15,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 import service.id_paths  # noqa: F401  (registers the {name:id} path convertor)
 from service.auth import ProjectDep
+from service.cases.service import subgraph_bounds
 from service.dependencies import SessionDep, SettingsDep
 from service.error_responses import responses
 from service.errors import NotFound
@@ -129,8 +130,8 @@ async def ui_case(
 ) -> HTMLResponse:
     """The case in the browser: question, answers, verdict, its stored attribution, and the
     graph of everything its answer depends on (drawn by vis-network, served by this service)."""
-    node_limit = settings.node_limit(limit)
-    data = await ui.case_page(session, project, case_id, node_limit)
+    bounds = subgraph_bounds(settings, limit)
+    data = await ui.case_page(session, project, case_id, bounds)
     return _html(pages.case_page(data))
 
 

@@ -12,18 +12,22 @@ from neo4j import AsyncSession
 from service.attribution import service as attributions
 from service.attribution.models import AttributionResult
 from service.cases import service as cases
+from service.cases.models import SubgraphBounds
 from service.errors import NotFound
 from service.prompts.service import labels
 from service.ui.models import CasePage
 
 
-async def case_page(session: AsyncSession, project: str, case_id: str, node_limit: int) -> CasePage:
-    """The case, its answer's ancestors (at most ``node_limit``) and its stored attribution.
+async def case_page(
+    session: AsyncSession, project: str, case_id: str, bounds: SubgraphBounds
+) -> CasePage:
+    """The case, its answer's ancestors (within ``bounds``, as ``GET /cases/{id}/subgraph``)
+    and its stored attribution.
 
     Unlike ``GET /cases/{id}/subgraph``, a case without an answer unit is no error here: the page
     still shows the question and says there is nothing to draw.
     """
-    case, subgraph = await cases.case_with_subgraph(session, project, case_id, node_limit)
+    case, subgraph = await cases.case_with_subgraph(session, project, case_id, bounds)
     try:
         stored: AttributionResult | None = await attributions.stored_attribution(
             session, project, case_id

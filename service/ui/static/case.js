@@ -158,7 +158,8 @@
     setText("question", theCase.question);
     setText("expected", theCase.expected_answer);
     const answer = theCase.answer_unit ? byKey.get(keyOf("unit", theCase.answer_unit)) : null;
-    setText("given", answer ? answer.content : "(no answer unit)");
+    const answerCut = answer ? cutNote(answer) : "";
+    setText("given", answer ? answer.content + (answerCut ? ` (${answerCut})` : "") : "(no answer unit)");
     setText("verdict", theCase.verdict);
     $("verdict").classList.add(theCase.verdict);
     const list = new URL("../cases", location.href);
@@ -170,10 +171,38 @@
     $("dashboard-link").href = dashboard.href;
     if (!subgraph) {
       showNote("This case names no answer unit: there is nothing to draw.");
-    } else if (subgraph.truncated) {
-      showNote(`Showing the ${subgraph.nodes.length} nearest ancestors of the answer; ` +
-        `it has more (node limit ${subgraph.node_limit}).`);
+    } else {
+      const notes = [];
+      if (subgraph.truncated) {
+        const limit = subgraph.truncated_by === "bytes"
+          ? `byte limit ${count(subgraph.byte_limit)}`
+          : `node limit ${count(subgraph.node_limit)}`;
+        notes.push(`Showing the ${subgraph.nodes.length} nearest ancestors of the answer; ` +
+          `it has more (${limit}).`);
+      }
+      if (subgraph.cut_values) {
+        notes.push(`${count(subgraph.cut_values)} long values are cut to their first ` +
+          `${count(subgraph.value_chars)} characters (click a node to see which).`);
+      }
+      if (notes.length) showNote(notes.join(" "));
     }
+  }
+
+  function count(n) {
+    return Number(n).toLocaleString("en-US");
+  }
+
+  // What the subgraph left out of a node's values, in words ("" when nothing).
+  function cutNote(n) {
+    const cut = n.cut || {};
+    const parts = [];
+    if (cut.content !== undefined) {
+      parts.push(`cut: ${count(subgraph.value_chars)} of ${count(cut.content)} characters`);
+    }
+    if (cut.attributes !== undefined) {
+      parts.push(`attributes left out: ${count(cut.attributes)} characters`);
+    }
+    return parts.join(" · ");
   }
 
   function showNote(message) {
@@ -290,6 +319,9 @@
     $("panel-content-title").hidden = !hasContent;
     $("panel-content").hidden = !hasContent;
     setText("panel-content", hasContent ? (n.defined ? n.content : "(never defined)") : "");
+    const cut = cutNote(n);
+    $("panel-cut").hidden = !cut;
+    setText("panel-cut", cut);
     const attrs = n.attributes && Object.keys(n.attributes).length ? n.attributes : null;
     $("panel-attributes-title").hidden = !attrs;
     $("panel-attributes").hidden = !attrs;
