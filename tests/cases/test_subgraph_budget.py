@@ -19,13 +19,13 @@ import httpx
 import psutil
 import pytest
 
-from service.settings import Settings
 from tests.support.servers import Neo4jHandle, ServiceHandle, run_service
 
 MB = 1_000_000
 HEAVY_UNITS = 60
 PER_BATCH = 7  # 7 MB of content per batch: within the 8 MiB body limit
-DEFAULTS = Settings()
+BUDGET = 4 * 1024 * 1024  # MEMTRACE_SUBGRAPH_MAX_BYTES's default (docs/settings.md)
+VALUE_CHARS = 10_000  # MEMTRACE_SUBGRAPH_VALUE_CHARS's default
 SMALL_BYTES = 64 * 1024  # the least MEMTRACE_SUBGRAPH_MAX_BYTES allowed
 
 
@@ -81,17 +81,17 @@ def test_a_heavy_ancestry_comes_cut_within_the_byte_budget(
 ) -> None:
     response = client.get("/cases/heavy/subgraph", params={"project": heavy})
     assert response.status_code == 200
-    assert len(response.content) <= DEFAULTS.subgraph_max_bytes
+    assert len(response.content) <= BUDGET
     sub = response.json()
     big = {n["id"]: n for n in sub["nodes"] if n["id"].startswith("big-")}
     # Every ancestor is there, each with the start of its content and its stored length.
     assert len(big) == HEAVY_UNITS and not sub["truncated"] and sub["truncated_by"] is None
-    chars = DEFAULTS.subgraph_value_chars
+    chars = VALUE_CHARS
     for uid, node in big.items():
         assert node["content"] == (uid + "x" * MB)[:chars]
         assert node["cut"] == {"content": MB}
     assert sub["cut_values"] == HEAVY_UNITS
-    assert (sub["byte_limit"], sub["value_chars"]) == (DEFAULTS.subgraph_max_bytes, chars)
+    assert (sub["byte_limit"], sub["value_chars"]) == (BUDGET, chars)
     # What was stored whole comes whole, with nothing said cut.
     answer = next(n for n in sub["nodes"] if n["id"] == "heavy-answer")
     assert (answer["content"], answer["cut"]) == ("a cat", {})
@@ -102,7 +102,7 @@ def test_the_case_page_of_a_heavy_ancestry_holds_the_budget_and_says_what_was_cu
 ) -> None:
     page = client.get("/ui/cases/heavy", params={"project": heavy})
     assert page.status_code == 200
-    assert len(page.content) <= DEFAULTS.subgraph_max_bytes + 20_000  # + the page around it
+    assert len(page.content) <= BUDGET + 20_000  # + the page around it
     data = json.loads(page.text.split('id="memtrace-data">', 1)[1].split("</script>", 1)[0])
     assert data["subgraph"]["cut_values"] == HEAVY_UNITS
     assert all(n["cut"] == {"content": MB} for n in data["subgraph"]["nodes"] if "big" in n["id"])
@@ -125,9 +125,9 @@ def test_eight_heavy_reads_at_once_keep_the_service_memory_flat(
     with ThreadPoolExecutor(len(paths)) as pool:
         sizes = list(pool.map(read, paths))
     grown = process.memory_info().rss - before
-    assert max(sizes) <= DEFAULTS.subgraph_max_bytes + 20_000
     # Generous: unbounded, the eight answers held 480 MB of content (issue 33: +650 MB).
     assert grown < 150 * 1024 * 1024, f"the service grew by {grown / 2**20:.0f} MiB"
+    assert max(sizes) <= BUDGET + 20_000
 
 
 @pytest.fixture(scope="module")
