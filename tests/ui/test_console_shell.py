@@ -12,12 +12,14 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 from service.attribution.judge_probes import probe_set
+from tests.cases.test_subgraph_budget import _store
 from tests.support.browser import Watched
 from tests.support.keyed import A_KEY, A, B
 from tests.support.llm_server import ScriptedLLM, oracle_from_ids
 from tests.support.servers import ServiceHandle
 from tests.support.traces import demo_batch
 from tests.ui.test_console import NARROW, WIDE, open_page
+from tests.ui.test_ui import click_node
 
 STYLESHEET = '<link rel="stylesheet" href="/ui/static/ui.css">'
 PAPER = "rgb(247, 248, 250)"  # ui.css --paper: the stylesheet was applied
@@ -272,3 +274,19 @@ def test_the_judge_check_runs_from_the_jobs_page(
         assert watched.errors == []
     finally:
         llm.script["answer"] = oracle_from_ids(set())  # type: ignore[attr-defined]
+
+
+def test_the_case_page_says_which_values_were_cut(
+    client: httpx.Client, service: ServiceHandle, project: str, watched: Watched
+) -> None:
+    _store(client, project, units=3)  # three units of 1 MB
+    page = watched.open_case(service, project, "heavy")
+    assert page.text_content("#graph-note") == (
+        "3 long values are cut to their first 10,000 characters (click a node to see which)."
+    )
+    click_node(page, "u:big-01")
+    assert page.text_content("#panel-cut") == "cut: 10,000 of 1,000,000 characters"
+    assert len(page.text_content("#panel-content") or "") == 10_000
+    click_node(page, "u:heavy-answer")
+    assert page.locator("#panel-cut").is_hidden()
+    assert watched.errors == []

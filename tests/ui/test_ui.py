@@ -201,7 +201,7 @@ def test_case_list_links_to_the_case_view(
     assert client.post("/traces", json=demo_batch(project)).status_code == 200
     assert client.post("/attribute/case-5", params={"project": project}).status_code == 200
     page = watched.page
-    page.goto(f"{service.url}/ui/?project={project}")
+    page.goto(f"{service.url}/ui/cases?project={project}&verdict=failed")
     page.wait_for_function("() => document.body.dataset.ready === 'true'")
     rows = page.locator("#cases tbody tr")
     assert rows.count() == len(DEMO_TRUTH)  # the failed ones

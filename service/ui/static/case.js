@@ -381,8 +381,8 @@
 
   // The whole graph in view, unless that would draw its labels smaller than MIN_LABEL_PX on the
   // screen (a 25-node graph fitted into a laptop window drew them at 6 px): then the zoom stays
-  // at the readable one, centred on what matters (the blamed operation, else the answer), and
-  // the rest is a drag away.
+  // at the readable one, the view moved from the graph's centre just enough to show what matters
+  // (the blamed operation, else the answer), and the rest is a drag away.
   function fitReadable() {
     const least = MIN_LABEL_PX / LABEL_PX;
     network.fit({ animation: false, minZoomLevel: least });
@@ -391,7 +391,18 @@
     const blamed = a && a.operation ? keyOf("operation", a.operation.id) : null;
     const answer = theCase.answer_unit ? keyOf("unit", theCase.answer_unit) : null;
     const key = [blamed, answer].find((k) => k && byKey.has(k));
-    if (key) network.moveTo({ position: network.getPosition(key), scale: least, animation: false });
+    if (!key) return;
+    const box = $("graph").getBoundingClientRect();
+    const at = network.canvasToDOM(network.getPosition(key));
+    const margin = Math.min(120, box.width / 4, box.height / 4);
+    const shift = (p, size) => (p < margin ? p - margin : p > size - margin ? p - (size - margin) : 0);
+    const dx = shift(at.x, box.width);
+    const dy = shift(at.y, box.height);
+    if (!dx && !dy) return;
+    const centre = network.getViewPosition();
+    network.moveTo({
+      position: { x: centre.x + dx / least, y: centre.y + dy / least }, scale: least, animation: false,
+    });
   }
 
   function restyle() {
