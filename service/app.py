@@ -131,5 +131,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             responses=responses(*AUTH) if guarded else None,
         )
     app.include_router(ui_login_router)  # open: it is where a browser without a key goes
+    app.include_router(ui.entry_router)  # open: redirects to the console's first page
     install_docs(app)
     return app

@@ -42,11 +42,14 @@ OPEN_PATHS = frozenset(
         "/docs/oauth2-redirect",
         "/redoc",
         "/ui/login",
+        "/",
+        "/ui",
+        "/ui/static/ui.css",
     }
 )
 OPEN_PREFIXES = ("/docs/static/",)
-"""Reachable without a key: the probes, the API description and its pages' assets, and the form
-that takes a key."""
+"""Reachable without a key: the probes, the API description and its pages' assets, the form
+that takes a key and its stylesheet, and the two ways into the console (they only redirect)."""
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 

@@ -94,6 +94,10 @@ class TraceNotFound(NotFound):
     """No span of this trace is stored in this project."""
 
 
+class ProjectNotFound(NotFound):
+    """A console page of a project that holds nothing (a mistyped name)."""
+
+
 class AuditNotFound(NotFound):
     """No audit with this name; ``details`` lists the known ones."""
 

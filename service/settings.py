@@ -64,6 +64,22 @@ class Settings(BaseSettings):
         "db.memory.transaction.max the local launcher sets at a 1 GB heap.",
     )
     subgraph_node_limit: int = Field(5_000, description="Most nodes one subgraph answer returns.")
+    # A case's ancestry is what the data makes it (issue 33: 60 units of 1 MB made a 60 MB
+    # subgraph and case page): its long values are cut in Neo4j, and the nodes stop at a byte
+    # budget, the same default as an ad-hoc answer's.
+    subgraph_max_bytes: int = Field(
+        4 * 1024 * 1024,
+        ge=64 * 1024,
+        description="Most bytes of JSON a case's subgraph (GET /cases/{id}/subgraph, the case "
+        "page's graph) may take; the nodes stop there and the answer says truncated_by bytes.",
+    )
+    subgraph_value_chars: int = Field(
+        10_000,
+        ge=100,
+        description="Longest content a subgraph node carries (characters): longer content is "
+        "cut to its start, and attributes longer than this as JSON are left out; the node's "
+        "`cut` says how long the stored value is.",
+    )
     retry_after_s: int = Field(5, description="Retry-After sent with a 503.")
 
     # Attribution.

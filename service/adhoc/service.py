@@ -10,7 +10,6 @@ with a row and a byte budget for the answer. The run is of the query wrapped by
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Mapping
@@ -32,6 +31,7 @@ from service.adhoc.models import CypherRequest, CypherResult
 from service.adhoc.parameters import check_parameters
 from service.adhoc.text import QueryTextError, TextLimits, check_query_text
 from service.errors import InvalidInput, QueryFailed, QueryRefused
+from service.read_budget import ByteBudget, json_bytes
 from service.settings import Settings
 
 
@@ -66,7 +66,7 @@ class _Budget:
     def __init__(self, max_rows: int, max_bytes: int) -> None:
         self.max_rows, self.max_bytes = max_rows, max_bytes
         self.rows: list[list[Any]] = []
-        self.used = 2  # the brackets of the list of rows; each row adds itself and a comma
+        self.bytes = ByteBudget(max_bytes, used=2)  # the brackets of the list of rows
         self.stopped_by: str | None = None
 
     def keep(self, raw: list[Any], estimate: int = 0) -> bool:
@@ -75,16 +75,14 @@ class _Budget:
         if len(self.rows) >= self.max_rows:
             self.stopped_by = "rows"
             return False
-        if self.used + estimate > self.max_bytes:
+        if not self.bytes.fits(estimate):
             self.stopped_by = "bytes"
             return False
         row = [to_json(v) for v in raw]
-        size = len(json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode()) + 1
-        if self.used + size > self.max_bytes:
+        if not self.bytes.take(json_bytes(row) + 1):  # the row and its comma
             self.stopped_by = "bytes"
             return False
         self.rows.append(row)
-        self.used += size
         return True
 
     def keep_bounded(self, raw: list[Any]) -> bool:

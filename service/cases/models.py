@@ -3,6 +3,7 @@ a case is given later (``VerdictIn``: defined with the wire models, since the SD
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
@@ -10,6 +11,16 @@ from memtrace_client.models import VerdictIn
 from pydantic import BaseModel, Field
 
 __all__ = ["VerdictIn"]  # re-exported: the verdict route's request model
+
+
+@dataclass(frozen=True)
+class SubgraphBounds:
+    """How much of a case's ancestry one answer carries: at most ``node_limit`` nodes, taking
+    at most ``max_bytes`` of JSON, each content cut to ``value_chars`` characters."""
+
+    node_limit: int
+    max_bytes: int
+    value_chars: int
 
 
 CaseOrder = Literal["id", "newest"]
@@ -75,6 +86,12 @@ class SubgraphNode(BaseModel):
     ts: datetime | None = None
     defined: bool = True
     attributes: dict[str, Any] = {}
+    cut: dict[str, int] = Field(
+        {},
+        description="The values sent shorter than stored, each with its stored length in "
+        "characters: `content` (its first `value_chars` characters are sent) and `attributes` "
+        "(left out: as JSON, longer than `value_chars`).",
+    )
 
 
 class SubgraphEdge(BaseModel):
@@ -87,7 +104,8 @@ class SubgraphEdge(BaseModel):
 
 
 class Subgraph(BaseModel):
-    """The ancestors of a case's answer unit; ``truncated`` says the node limit was hit."""
+    """The ancestors of a case's answer unit; ``truncated`` says some were left out (at the node
+    limit or the byte limit: ``truncated_by``), ``cut_values`` how many values were cut."""
 
     case_id: str
     answer_unit: str
@@ -95,3 +113,9 @@ class Subgraph(BaseModel):
     edges: list[SubgraphEdge]
     node_limit: int
     truncated: bool
+    truncated_by: Literal["nodes", "bytes"] | None = Field(
+        None, description="`nodes` (the node limit) or `bytes` (the byte limit), when truncated."
+    )
+    byte_limit: int = Field(description="Most bytes of JSON the subgraph may take.")
+    value_chars: int = Field(description="Longest content a node carries, in characters.")
+    cut_values: int = Field(0, description="Values sent shorter than stored (see a node's cut).")

@@ -8,9 +8,10 @@ from typing import Any
 from neo4j import AsyncManagedTransaction, AsyncSession
 
 from cypher import query
-from service.cases.models import CaseFilters, CaseView, Subgraph
+from service.cases.models import CaseFilters, CaseView, Subgraph, SubgraphBounds
 from service.db import store_errors
 from service.neo4j_values import from_epoch, native
+from service.read_budget import ByteBudget, json_bytes
 
 
 def _attributes(value: str | None) -> dict[str, Any]:
@@ -23,6 +24,11 @@ def _node_fields(row: dict[str, Any]) -> dict[str, Any]:
     Plain values, validated with the whole subgraph in one call (``_read_ancestors``): a model
     built per node cost more than the rest of the node's Python work."""
     is_op = row["is_operation"]
+    cut = {
+        name: row[f"{name}_chars"]
+        for name in ("content", "attributes")
+        if row[f"{name}_chars"] is not None
+    }
     return {
         "type": "operation" if is_op else "unit",
         "id": row["id"],
@@ -34,7 +40,16 @@ def _node_fields(row: dict[str, Any]) -> dict[str, Any]:
         "ts": from_epoch(row["ts"]),
         "defined": True if is_op else bool(row["defined"]),
         "attributes": _attributes(row["attributes"]),
+        "cut": cut,
     }
+
+
+def _size(fields: dict[str, Any], edges: list[dict[str, Any]]) -> int:
+    """The bytes a node and its edges add to the subgraph's JSON, as the case page holds it
+    too (markup characters escaped), each with its comma; ``ts`` in its longest ISO form."""
+    ts = fields["ts"]
+    node = {**fields, "ts": ts.isoformat() if ts else None}
+    return json_bytes(node, in_page=True) + 1 + json_bytes(edges, in_page=True) + len(edges)
 
 
 async def read_case(tx: AsyncManagedTransaction, project: str, case_id: str) -> CaseView | None:
@@ -57,36 +72,57 @@ async def read_case(tx: AsyncManagedTransaction, project: str, case_id: str) -> 
 
 
 async def ancestor_rows(
-    tx: AsyncManagedTransaction, project: str, unit_id: str, limit: int
+    tx: AsyncManagedTransaction, project: str, unit_id: str, limit: int, value_chars: int
 ) -> list[dict[str, Any]]:
-    """Projected rows (see ``cypher/cases/ancestors.cypher``) of at most ``limit`` ancestors."""
-    result = await tx.run(query("cases/ancestors"), project=project, unit_id=unit_id, limit=limit)
+    """Projected rows (see ``cypher/cases/ancestors.cypher``) of at most ``limit`` ancestors,
+    their long values cut at ``value_chars``."""
+    result = await tx.run(
+        query("cases/ancestors"),
+        project=project,
+        unit_id=unit_id,
+        limit=limit,
+        value_chars=value_chars,
+    )
     record = await result.single()
     return list(record["nodes"]) if record else []
 
 
 async def _read_ancestors(
-    tx: AsyncManagedTransaction, project: str, case_id: str, unit_id: str, limit: int
+    tx: AsyncManagedTransaction, project: str, case_id: str, unit_id: str, bounds: SubgraphBounds
 ) -> Subgraph:
-    rows = await ancestor_rows(tx, project, unit_id, limit + 1)
-    truncated = len(rows) > limit
-    rows = rows[:limit]
-    unit_ids = {row["id"] for row in rows if not row["is_operation"]}
-    return Subgraph.model_validate(
-        {
-            "case_id": case_id,
-            "answer_unit": unit_id,
-            "nodes": [_node_fields(row) for row in rows],
-            "edges": [
-                {"type": kind, "operation": row["id"], "unit": unit, "position": position}
-                for row in rows
-                for kind, unit, position in row["edges"]
-                if unit in unit_ids
-            ],
-            "node_limit": limit,
-            "truncated": truncated,
-        }
-    )
+    rows = await ancestor_rows(tx, project, unit_id, bounds.node_limit + 1, bounds.value_chars)
+    truncated_by = "nodes" if len(rows) > bounds.node_limit else None
+    subgraph: dict[str, Any] = {
+        "case_id": case_id,
+        "answer_unit": unit_id,
+        "nodes": [],
+        "edges": [],
+        "node_limit": bounds.node_limit,
+        "truncated": True,
+        "truncated_by": "nodes",
+        "byte_limit": bounds.max_bytes,
+        "value_chars": bounds.value_chars,
+        "cut_values": 2 * bounds.node_limit,  # its widest, for the count below
+    }
+    # The nodes in the order Neo4j found them (nearest the answer first) while they fit.
+    budget = ByteBudget(bounds.max_bytes, used=json_bytes(subgraph, in_page=True))
+    for row in rows[: bounds.node_limit]:
+        fields = _node_fields(row)
+        edges = [
+            {"type": kind, "operation": row["id"], "unit": unit, "position": position}
+            for kind, unit, position in row["edges"]
+        ]
+        if not budget.take(_size(fields, edges)):
+            truncated_by = "bytes"
+            break
+        subgraph["nodes"].append(fields)
+        subgraph["edges"].extend(edges)
+    unit_ids = {n["id"] for n in subgraph["nodes"] if n["type"] == "unit"}
+    subgraph["edges"] = [e for e in subgraph["edges"] if e["unit"] in unit_ids]
+    subgraph["truncated"] = truncated_by is not None
+    subgraph["truncated_by"] = truncated_by
+    subgraph["cut_values"] = sum(len(n["cut"]) for n in subgraph["nodes"])
+    return Subgraph.model_validate(subgraph)
 
 
 @store_errors
@@ -97,16 +133,16 @@ async def get_case(session: AsyncSession, project: str, case_id: str) -> CaseVie
 
 @store_errors
 async def case_with_ancestors(
-    session: AsyncSession, project: str, case_id: str, limit: int
+    session: AsyncSession, project: str, case_id: str, bounds: SubgraphBounds
 ) -> tuple[CaseView | None, Subgraph | None]:
-    """The case and, when it has an answer unit, every node that answer depends on (at most
-    ``limit`` of them, with the edges among them), read in one transaction."""
+    """The case and, when it has an answer unit, every node that answer depends on (as many
+    as ``bounds`` allow, with the edges among them), read in one transaction."""
 
     async def work(tx: AsyncManagedTransaction) -> tuple[CaseView | None, Subgraph | None]:
         case = await read_case(tx, project, case_id)
         if case is None or case.answer_unit is None:
             return case, None
-        return case, await _read_ancestors(tx, project, case_id, case.answer_unit, limit)
+        return case, await _read_ancestors(tx, project, case_id, case.answer_unit, bounds)
 
     return await session.execute_read(work)
 

@@ -101,10 +101,13 @@ async def get_case_subgraph(
     """Every unit and operation the case's answer depends on, with the edges among them.
 
     At most ``limit`` nodes (the server's ``MEMTRACE_SUBGRAPH_NODE_LIMIT`` when not given, and
-    never more); ``truncated`` says when the ancestry was cut.
+    never more) and ``MEMTRACE_SUBGRAPH_MAX_BYTES`` of JSON; ``truncated`` says when the
+    ancestry was cut, ``truncated_by`` at which limit. A content longer than
+    ``MEMTRACE_SUBGRAPH_VALUE_CHARS`` comes cut to its start, and attributes that long are left
+    out: the node's ``cut`` gives their stored lengths.
     """
-    node_limit = settings.node_limit(limit)
-    subgraph = await cases.case_subgraph(session, project, case_id, node_limit)
+    bounds = cases.subgraph_bounds(settings, limit)
+    subgraph = await cases.case_subgraph(session, project, case_id, bounds)
     # Already a validated model: serialise it once instead of letting FastAPI re-validate
     # thousands of nodes through response_model (which stays declared for the OpenAPI schema).
     return Response(subgraph.model_dump_json(), media_type="application/json")

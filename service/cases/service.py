@@ -5,8 +5,16 @@ from __future__ import annotations
 from neo4j import AsyncSession
 
 from service.cases import repository as cases
-from service.cases.models import CaseFilters, CaseSummary, CaseView, Subgraph, VerdictIn
+from service.cases.models import (
+    CaseFilters,
+    CaseSummary,
+    CaseView,
+    Subgraph,
+    SubgraphBounds,
+    VerdictIn,
+)
 from service.errors import CaseNotFound, InvalidInput
+from service.settings import Settings
 from service.times import in_utc
 
 
@@ -18,23 +26,31 @@ async def get_case(session: AsyncSession, project: str, case_id: str) -> CaseVie
     return case
 
 
+def subgraph_bounds(settings: Settings, limit: int | None) -> SubgraphBounds:
+    """The bounds of one request's subgraph: the node ``limit`` it asked for (never above the
+    server's) and the server's byte and value budgets."""
+    return SubgraphBounds(
+        settings.node_limit(limit), settings.subgraph_max_bytes, settings.subgraph_value_chars
+    )
+
+
 async def case_with_subgraph(
-    session: AsyncSession, project: str, case_id: str, node_limit: int
+    session: AsyncSession, project: str, case_id: str, bounds: SubgraphBounds
 ) -> tuple[CaseView, Subgraph | None]:
-    """The case and its answer's ancestors (at most ``node_limit``), read in one transaction so
-    they always agree; no subgraph when the case has no answer unit. ``CaseNotFound`` when the
-    project has no such case."""
-    case, subgraph = await cases.case_with_ancestors(session, project, case_id, node_limit)
+    """The case and its answer's ancestors (as many as ``bounds`` allow), read in one
+    transaction so they always agree; no subgraph when the case has no answer unit.
+    ``CaseNotFound`` when the project has no such case."""
+    case, subgraph = await cases.case_with_ancestors(session, project, case_id, bounds)
     if case is None:
         raise CaseNotFound(f"no case {case_id!r} in project {project!r}")
     return case, subgraph
 
 
 async def case_subgraph(
-    session: AsyncSession, project: str, case_id: str, node_limit: int
+    session: AsyncSession, project: str, case_id: str, bounds: SubgraphBounds
 ) -> Subgraph:
-    """The ancestor subgraph of the case's answer unit, cut at ``node_limit`` nodes."""
-    _, subgraph = await case_with_subgraph(session, project, case_id, node_limit)
+    """The ancestor subgraph of the case's answer unit, within ``bounds``."""
+    _, subgraph = await case_with_subgraph(session, project, case_id, bounds)
     if subgraph is None:
         raise InvalidInput(
             f"case {case_id!r} has no answer_unit, so it has no ancestors to show; "

@@ -51,3 +51,15 @@ async def being_deleted(session: AsyncSession, project: str) -> bool:
         return bool(record and record["deleting"])
 
     return await session.execute_read(work)
+
+
+@store_errors
+async def holds_anything(session: AsyncSession, project: str) -> bool:
+    """Whether ``project`` holds anything ``list_projects`` would list it for."""
+
+    async def work(tx: AsyncManagedTransaction) -> bool:
+        result = await tx.run(query("projects/holds_anything"), project=project)
+        record = await result.single()
+        return bool(record and record["holds"])
+
+    return await session.execute_read(work)

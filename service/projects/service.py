@@ -6,7 +6,7 @@ from neo4j import AsyncSession
 
 from service.auth import Principal
 from service.db import Stores
-from service.errors import ProjectBeingDeleted, ProjectGone
+from service.errors import ProjectBeingDeleted, ProjectGone, ProjectNotFound
 from service.projects import repository as projects
 from service.projects.models import ProjectSummary
 
@@ -31,3 +31,11 @@ async def refuse_if_being_deleted(session: AsyncSession, project: str, *, writin
     writes (``ProjectBeingDeleted``, 409) until ``DELETE /project`` is run to its end."""
     if await projects.being_deleted(session, project):
         raise ProjectBeingDeleted(project) if writing else ProjectGone(project)
+
+
+async def require_project(session: AsyncSession, project: str) -> None:
+    """Raise ``ProjectNotFound`` unless ``project`` holds something: a mistyped name in the
+    console is said to be one, not shown as an empty project. (The JSON API answers a project
+    with nothing in it with empty lists: a client may read before its first write.)"""
+    if not await projects.holds_anything(session, project):
+        raise ProjectNotFound(f"no such project {project!r}")

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
+from neo4j import AsyncSession
 
 import service.id_paths  # noqa: F401  (registers the {name:id} path convertor)
 from service.auth import ProjectDep
@@ -33,17 +34,44 @@ def _html(body: str) -> HTMLResponse:
     return HTMLResponse(body, headers=pages.PAGE_HEADERS)
 
 
+entry_router = APIRouter(include_in_schema=False)
+"""``/`` and ``/ui``: ways in, open without a key (they only redirect; the page asks for one)."""
+
+
+# Relative redirects, so that the console works behind a proxy that mounts it under a path.
+@entry_router.get("/")
+@entry_router.get("/ui")
+async def service_home() -> RedirectResponse:
+    """The console's first page: the projects."""
+    return RedirectResponse("ui/projects", status_code=307)
+
+
 @router.get("/", include_in_schema=False)
-async def ui_home(project: ProjectDep) -> RedirectResponse:
-    """The failed cases of the project."""
-    return RedirectResponse(f"cases?project={project}&verdict=failed", status_code=307)
+async def ui_home() -> RedirectResponse:
+    """The console's first page: the projects (not a project named by default)."""
+    return RedirectResponse("projects", status_code=307)
 
 
-def _console(
-    page: str, title: str, project: str | None, name: str | None = None, kind: str | None = None
+async def _console(
+    page: str,
+    title: str,
+    project: tuple[AsyncSession, str] | None,
+    name: str | None = None,
+    kind: str | None = None,
 ) -> HTMLResponse:
+    """A console page; ``project``: the session and name of the project it shows, which must
+    hold something (a mistyped name is a 404 page saying so, not an empty page)."""
+    if project is not None:
+        await ui.require_project(*project)
     base = "../" if name is not None else ""
-    data = ConsolePage(page=page, title=title, project=project, name=name, kind=kind, base=base)
+    data = ConsolePage(
+        page=page,
+        title=title,
+        project=project[1] if project else None,
+        name=name,
+        kind=kind,
+        base=base,
+    )
     return _html(pages.console_page(data))
 
 
@@ -54,63 +82,79 @@ def _console(
 @router.get("/projects", response_class=HTMLResponse, responses={200: _HTML})
 async def ui_projects() -> HTMLResponse:
     """The projects this key may read, with their counts, failure share and last activity."""
-    return _console("projects", "Projects", None)
+    return await _console("projects", "Projects", None)
 
 
-@router.get("/dashboard", response_class=HTMLResponse, responses={200: _HTML, **responses(422)})
-async def ui_dashboard(project: ProjectDep) -> HTMLResponse:
+@router.get(
+    "/dashboard", response_class=HTMLResponse, responses={200: _HTML, **responses(404, 422, 503)}
+)
+async def ui_dashboard(project: ProjectDep, session: SessionDep) -> HTMLResponse:
     """Failures by error type and system over time, what is blamed most, what waits."""
-    return _console("dashboard", "Dashboard", project)
+    return await _console("dashboard", "Dashboard", (session, project))
 
 
-@router.get("/cases", response_class=HTMLResponse, responses={200: _HTML, **responses(422)})
-async def ui_cases(project: ProjectDep) -> HTMLResponse:
+@router.get(
+    "/cases", response_class=HTMLResponse, responses={200: _HTML, **responses(404, 422, 503)}
+)
+async def ui_cases(project: ProjectDep, session: SessionDep) -> HTMLResponse:
     """The project's cases: search, filters, sorting, paging; a verdict set from the list."""
-    return _console("cases", "Cases", project)
+    return await _console("cases", "Cases", (session, project))
 
 
-@router.get("/prompts", response_class=HTMLResponse, responses={200: _HTML, **responses(422)})
-async def ui_prompts(project: ProjectDep) -> HTMLResponse:
+@router.get(
+    "/prompts", response_class=HTMLResponse, responses={200: _HTML, **responses(404, 422, 503)}
+)
+async def ui_prompts(project: ProjectDep, session: SessionDep) -> HTMLResponse:
     """The project's prompts and their versions' failure rates."""
-    return _console("prompts", "Prompts", project)
+    return await _console("prompts", "Prompts", (session, project))
 
 
 @router.get(
-    "/prompts/{name}", response_class=HTMLResponse, responses={200: _HTML, **responses(422)}
+    "/prompts/{name}",
+    response_class=HTMLResponse,
+    responses={200: _HTML, **responses(404, 422, 503)},
 )
-async def ui_prompt(name: str, project: ProjectDep) -> HTMLResponse:
+async def ui_prompt(name: str, project: ProjectDep, session: SessionDep) -> HTMLResponse:
     """One prompt: its versions' texts, a diff between two, what motivated each, "optimise"."""
-    return _console("prompt", f"Prompt {name}", project, name)
+    return await _console("prompt", f"Prompt {name}", (session, project), name)
 
 
 @router.get(
-    "/units/{unit_id:id}", response_class=HTMLResponse, responses={200: _HTML, **responses(422)}
+    "/units/{unit_id:id}",
+    response_class=HTMLResponse,
+    responses={200: _HTML, **responses(404, 422, 503)},
 )
-async def ui_unit(unit_id: str, project: ProjectDep) -> HTMLResponse:
+async def ui_unit(unit_id: str, project: ProjectDep, session: SessionDep) -> HTMLResponse:
     """One unit: its content and attributes, what produced and consumed it, its cases."""
-    return _console("node", f"Unit {unit_id}", project, unit_id, "unit")
+    return await _console("node", f"Unit {unit_id}", (session, project), unit_id, "unit")
 
 
 @router.get(
     "/operations/{operation_id:id}",
     response_class=HTMLResponse,
-    responses={200: _HTML, **responses(422)},
+    responses={200: _HTML, **responses(404, 422, 503)},
 )
-async def ui_operation(operation_id: str, project: ProjectDep) -> HTMLResponse:
+async def ui_operation(operation_id: str, project: ProjectDep, session: SessionDep) -> HTMLResponse:
     """One operation: what it consumed and produced, the cases blamed on it."""
-    return _console("node", f"Operation {operation_id}", project, operation_id, "operation")
+    return await _console(
+        "node", f"Operation {operation_id}", (session, project), operation_id, "operation"
+    )
 
 
-@router.get("/audits", response_class=HTMLResponse, responses={200: _HTML, **responses(422)})
-async def ui_audits(project: ProjectDep) -> HTMLResponse:
+@router.get(
+    "/audits", response_class=HTMLResponse, responses={200: _HTML, **responses(404, 422, 503)}
+)
+async def ui_audits(project: ProjectDep, session: SessionDep) -> HTMLResponse:
     """Each audit with its description and parameters; its rows link into the graph."""
-    return _console("audits", "Audits", project)
+    return await _console("audits", "Audits", (session, project))
 
 
-@router.get("/jobs", response_class=HTMLResponse, responses={200: _HTML, **responses(422)})
-async def ui_jobs(project: ProjectDep) -> HTMLResponse:
+@router.get(
+    "/jobs", response_class=HTMLResponse, responses={200: _HTML, **responses(404, 422, 503)}
+)
+async def ui_jobs(project: ProjectDep, session: SessionDep) -> HTMLResponse:
     """Attribution jobs with live progress: start, stop, resume."""
-    return _console("jobs", "Attribution jobs", project)
+    return await _console("jobs", "Attribution jobs", (session, project))
 
 
 @router.get(
@@ -129,8 +173,7 @@ async def ui_case(
 ) -> HTMLResponse:
     """The case in the browser: question, answers, verdict, its stored attribution, and the
     graph of everything its answer depends on (drawn by vis-network, served by this service)."""
-    node_limit = settings.node_limit(limit)
-    data = await ui.case_page(session, project, case_id, node_limit)
+    data = await ui.case_page(session, project, case_id, settings, limit)
     return _html(pages.case_page(data))
 
 

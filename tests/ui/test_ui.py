@@ -79,16 +79,6 @@ def test_static_files_have_types_etags_and_caching(client: httpx.Client, project
     assert missing.json()["error"] == "not_found"
 
 
-def test_the_home_is_the_failed_cases_list(client: httpx.Client, project: str) -> None:
-    home = client.get("/ui/", params={"project": project}, follow_redirects=True)
-    assert home.status_code == 200
-    assert home.url.path == "/ui/cases"
-    assert home.url.params["verdict"] == "failed"
-    # A console page is a frame: its script reads GET /cases itself (tests/ui/test_console.py).
-    assert '"page":"cases"' in home.text and f'"project":"{project}"' in home.text
-    assert 'src="static/cases.js"' in home.text
-
-
 # ---- the browser -----------------------------------------------------------------------------
 
 
@@ -211,7 +201,7 @@ def test_case_list_links_to_the_case_view(
     assert client.post("/traces", json=demo_batch(project)).status_code == 200
     assert client.post("/attribute/case-5", params={"project": project}).status_code == 200
     page = watched.page
-    page.goto(f"{service.url}/ui/?project={project}")
+    page.goto(f"{service.url}/ui/cases?project={project}&verdict=failed")
     page.wait_for_function("() => document.body.dataset.ready === 'true'")
     rows = page.locator("#cases tbody tr")
     assert rows.count() == len(DEMO_TRUTH)  # the failed ones

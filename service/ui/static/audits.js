@@ -29,7 +29,8 @@
     const head = el("tr", {}, result.columns.map((c) => el("th", { scope: "col", text: c })));
     const body = result.rows.map((row) =>
       el("tr", {}, result.columns.map((c) => el("td", {}, cell(c, row[c])))));
-    return el("table", { class: "audit-rows" }, el("thead", {}, head), el("tbody", {}, body));
+    return el("div", { class: "table-wrap" },
+      el("table", { class: "audit-rows" }, el("thead", {}, head), el("tbody", {}, body)));
   }
 
   function auditPanel(audit) {
@@ -55,10 +56,11 @@
         const result = await api(`audits/${encodeURIComponent(audit.name)}`, query);
         const more = result.next_skip === null ? null
           : el("button", { type: "button", class: "more", text: "next page", onclick: () => run(result.next_skip) });
+        // replaceChildren writes a null as the text "null": leave the button out instead.
         out.replaceChildren(
           el("p", { class: "note", text: `${result.rows.length} row(s) from ${result.skip}` }),
           result.rows.length ? rowsTable(result) : el("p", { class: "note", text: "Nothing found." }),
-          more,
+          ...(more ? [more] : []),
         );
       } catch (error) {
         out.replaceChildren();

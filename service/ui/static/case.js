@@ -20,6 +20,8 @@
   };
   const MARK = { blamed: "#d62728", path: "#ff7f0e", answer: "#1f77b4", evidence: "#2ca02c" };
   const EDGE = "#9aa3b2";
+  const LABEL_PX = 14; // a node label's font size at zoom 1
+  const MIN_LABEL_PX = 11; // the smallest a label is drawn when the graph is fitted
   const SELECTED = "#1d2330";
   // A selected node keeps its fill and gets a dark border (blue would read as "the answer").
   const selected = (fill) => ({ background: fill, border: SELECTED });
@@ -105,7 +107,7 @@
       widthConstraint: { maximum: isOp ? 240 : 150 },
       color: { background: fill, border: "#5b6475", highlight: selected(fill) },
       borderWidth: 1,
-      font: { color: "#1d2330", size: 14, face: "system-ui, sans-serif" },
+      font: { color: "#1d2330", size: LABEL_PX, face: "system-ui, sans-serif" },
       shapeProperties: { borderDashes: n.defined ? false : [5, 4] },
       shadow: false,
       roles: roles,
@@ -158,22 +160,55 @@
     setText("question", theCase.question);
     setText("expected", theCase.expected_answer);
     const answer = theCase.answer_unit ? byKey.get(keyOf("unit", theCase.answer_unit)) : null;
-    setText("given", answer ? answer.content : "(no answer unit)");
+    const answerCut = answer ? cutNote(answer) : "";
+    setText("given", answer ? answer.content + (answerCut ? ` (${answerCut})` : "") : "(no answer unit)");
     setText("verdict", theCase.verdict);
     $("verdict").classList.add(theCase.verdict);
     const list = new URL("../cases", location.href);
     list.searchParams.set("project", theCase.project);
     list.searchParams.set("verdict", "failed");
     $("list-link").href = list.href;
-    const dashboard = new URL("../dashboard", location.href);
-    dashboard.searchParams.set("project", theCase.project);
-    $("dashboard-link").href = dashboard.href;
+    // The console's pages, of this case's project (the bar is the console's: console.html).
+    for (const a of document.querySelectorAll("#nav a[data-page]")) {
+      const url = new URL("../" + a.dataset.page, location.href);
+      url.searchParams.set("project", theCase.project);
+      a.href = url.href;
+    }
+    setText("project-name", `project ${theCase.project}`);
     if (!subgraph) {
       showNote("This case names no answer unit: there is nothing to draw.");
-    } else if (subgraph.truncated) {
-      showNote(`Showing the ${subgraph.nodes.length} nearest ancestors of the answer; ` +
-        `it has more (node limit ${subgraph.node_limit}).`);
+    } else {
+      const notes = [];
+      if (subgraph.truncated) {
+        const limit = subgraph.truncated_by === "bytes"
+          ? `byte limit ${count(subgraph.byte_limit)}`
+          : `node limit ${count(subgraph.node_limit)}`;
+        notes.push(`Showing the ${subgraph.nodes.length} nearest ancestors of the answer; ` +
+          `it has more (${limit}).`);
+      }
+      if (subgraph.cut_values) {
+        notes.push(`${count(subgraph.cut_values)} long values are cut to their first ` +
+          `${count(subgraph.value_chars)} characters (click a node to see which).`);
+      }
+      if (notes.length) showNote(notes.join(" "));
     }
+  }
+
+  function count(n) {
+    return Number(n).toLocaleString("en-US");
+  }
+
+  // What the subgraph left out of a node's values, in words ("" when nothing).
+  function cutNote(n) {
+    const cut = n.cut || {};
+    const parts = [];
+    if (cut.content !== undefined) {
+      parts.push(`cut: ${count(subgraph.value_chars)} of ${count(cut.content)} characters`);
+    }
+    if (cut.attributes !== undefined) {
+      parts.push(`attributes left out: ${count(cut.attributes)} characters`);
+    }
+    return parts.join(" · ");
   }
 
   function showNote(message) {
@@ -290,6 +325,9 @@
     $("panel-content-title").hidden = !hasContent;
     $("panel-content").hidden = !hasContent;
     setText("panel-content", hasContent ? (n.defined ? n.content : "(never defined)") : "");
+    const cut = cutNote(n);
+    $("panel-cut").hidden = !cut;
+    setText("panel-cut", cut);
     const attrs = n.attributes && Object.keys(n.attributes).length ? n.attributes : null;
     $("panel-attributes-title").hidden = !attrs;
     $("panel-attributes").hidden = !attrs;
@@ -334,12 +372,37 @@
       if (params.nodes.length) showNode(params.nodes[0]);
     });
     network.once("afterDrawing", () => {
-      // The whole graph in view, whatever its size and the window's.
-      network.fit({ animation: false });
+      fitReadable();
       document.body.dataset.graphReady = "true";
     });
-    window.addEventListener("resize", () => network.fit({ animation: false }));
-    window.memtrace = { network, nodes, edges, keyOf, data };
+    window.addEventListener("resize", fitReadable);
+    window.memtrace = { network, nodes, edges, keyOf, data, LABEL_PX, MIN_LABEL_PX };
+  }
+
+  // The whole graph in view, unless that would draw its labels smaller than MIN_LABEL_PX on the
+  // screen (a 25-node graph fitted into a laptop window drew them at 6 px): then the zoom stays
+  // at the readable one, the view moved from the graph's centre just enough to show what matters
+  // (the blamed operation, else the answer), and the rest is a drag away.
+  function fitReadable() {
+    const least = MIN_LABEL_PX / LABEL_PX;
+    network.fit({ animation: false, minZoomLevel: least });
+    if (network.getScale() > least + 1e-3) return; // it all fitted
+    const a = data.attribution;
+    const blamed = a && a.operation ? keyOf("operation", a.operation.id) : null;
+    const answer = theCase.answer_unit ? keyOf("unit", theCase.answer_unit) : null;
+    const key = [blamed, answer].find((k) => k && byKey.has(k));
+    if (!key) return;
+    const box = $("graph").getBoundingClientRect();
+    const at = network.canvasToDOM(network.getPosition(key));
+    const margin = Math.min(120, box.width / 4, box.height / 4);
+    const shift = (p, size) => (p < margin ? p - margin : p > size - margin ? p - (size - margin) : 0);
+    const dx = shift(at.x, box.width);
+    const dy = shift(at.y, box.height);
+    if (!dx && !dy) return;
+    const centre = network.getViewPosition();
+    network.moveTo({
+      position: { x: centre.x + dx / least, y: centre.y + dy / least }, scale: least, animation: false,
+    });
   }
 
   function restyle() {

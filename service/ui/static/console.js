@@ -130,7 +130,8 @@ window.MT = (function () {
 
   function mount(...children) {
     const content = document.getElementById("content");
-    content.replaceChildren(...children);
+    // replaceChildren would write a null as the text "null".
+    content.replaceChildren(...children.filter((c) => c !== null && c !== undefined && c !== false));
     content.setAttribute("aria-busy", "false");
     document.body.dataset.ready = "true";
   }
