@@ -60,7 +60,17 @@ and the service's own check at start-up not finished, failed or turned off). A y
 known to be no better than a coin toss is worth 0.5; no more is known of an unmeasured model
 (SmolLM2-135M answered wrongly at an assumed 0.9 on every held-out case). Being below
 :data:`RELIABLE`, a result resting on such verdicts never reads as reliable until the model is
-checked (``memtrace judge check --record``); then the measured accuracy replaces it."""
+checked (``memtrace judge check --record``); then the measured accuracy replaces it.
+
+Only what results report: how much the walk leans on such a verdict when it chooses (a sure
+carrier, the strongest of several) is :data:`UNMEASURED_LLM_WEIGHT`."""
+
+UNMEASURED_LLM_WEIGHT = 0.9
+"""What a verdict of an unmeasured model weighs in the walk's choices (``Verdict.confidence``:
+whether a memory is a sure carrier, which carrier is strongest), not what any result reports
+(:data:`UNMEASURED_LLM_VERDICT`). The walk was tuned with an LLM's verdict at this weight, and a
+model's yes is not the chance word match the sure-carrier line guards against; lowering it to
+0.5 would change which operation an llm result blames, not only how sure it says it is."""
 
 
 WALK_CEILING = 0.97

@@ -153,12 +153,12 @@ def llm_judge(
     pre: Judge | None,
     ask_all: bool,
     max_calls: int,
-    verdict_confidence: float | None = None,
+    measured_accuracy: float | None = None,
     connections: AsyncOpenAI | None = None,
 ) -> LLMJudge:
     """An LLM judge on the configured endpoint, with the settings' budgets and sizes;
     ``connections`` (:func:`service.llm.client.connections`) shares one pool across judges."""
-    from service.attribution.judges.llm import LLM_CONFIDENCE, LLMJudge
+    from service.attribution.judges.llm import LLMJudge
 
     return LLMJudge(
         base_url=require_llm(settings, "llm judge", ["settings", "llm_base_url"]),
@@ -173,7 +173,7 @@ def llm_judge(
         max_failures=settings.attribution_max_llm_failures,
         concurrency=settings.llm_concurrency,
         context_tokens=settings.llm_context_tokens,
-        verdict_confidence=LLM_CONFIDENCE if verdict_confidence is None else verdict_confidence,
+        measured_accuracy=measured_accuracy,
         connections=connections,
     )
 
@@ -224,7 +224,7 @@ def build_judge(
             if request.max_llm_calls is not None
             else settings.attribution_max_llm_calls
         ),
-        verdict_confidence=confidence,
+        measured_accuracy=confidence,
     )
 
 

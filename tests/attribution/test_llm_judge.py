@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from service.attribution.confidence import RELIABLE, UNMEASURED_LLM_WEIGHT
 from service.attribution.judges.base import CachedJudge, Judge, Question, UnitText, Verdict
 from service.attribution.judges.llm import LLM_CONFIDENCE, LLMJudge, unit_ids_in_prompt
 from service.attribution.judges.llm_prompt import STRICT_NOTE, output_allowance
@@ -138,10 +139,11 @@ def test_the_prompt_says_the_day_each_dated_unit_and_evidence_was_said(llm: Scri
     assert unit_ids_in_prompt(prompt) == ["msg-9", "mem-1"]
 
 
-def test_verdicts_take_the_given_confidence(llm: ScriptedLLM) -> None:
-    judge = make_judge(llm, verdict_confidence=0.55)
+def test_verdicts_take_the_measured_accuracy(llm: ScriptedLLM) -> None:
+    judge = make_judge(llm, measured_accuracy=0.55)
     verdicts = run(judge)
     assert {v.confidence for v in verdicts.values()} == {0.55}
+    assert judge.verdict_confidence == 0.55  # what a result resting on them reports
     info = judge.info()
     assert info.llm_verdicts == 4 and info.warning is None
 
@@ -193,10 +195,15 @@ def test_confident_pre_verdicts_need_no_call(llm: ScriptedLLM) -> None:
 def test_a_context_is_asked_about_however_sure_the_pre_judge_is(llm: ScriptedLLM) -> None:
     # a ResponseError rests on the context's verdict alone: the LLM confirms it
     pre = FixedJudge({u.id: Verdict(True, 0.95, "heuristic") for u in UNITS})
-    verdicts = run(make_judge(llm, pre=pre, confident=0.8))
+    judge = make_judge(llm, pre=pre, confident=0.8)
+    verdicts = run(judge)
+    judge_reports = judge.verdict_confidence
     assert len(llm.requests) == 1
     assert unit_ids_in_prompt(llm.prompts()[0]) == ["ctx-1"]
-    assert verdicts["ctx-1"] == Verdict(False, LLM_CONFIDENCE, "llm")  # unmeasured: no 0.9
+    # unmeasured: the verdict weighs in the walk's choices as it was tuned with, but a result
+    # resting on it reports LLM_CONFIDENCE, not an assumed accuracy
+    assert verdicts["ctx-1"] == Verdict(False, UNMEASURED_LLM_WEIGHT, "llm")
+    assert judge_reports == LLM_CONFIDENCE < RELIABLE
     assert verdicts["mem-1"] == Verdict(True, 0.95, "heuristic")  # settled, though wrong
 
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletionMessageParam
 
-from service.attribution.confidence import UNMEASURED_LLM_VERDICT
+from service.attribution.confidence import UNMEASURED_LLM_VERDICT, UNMEASURED_LLM_WEIGHT
 from service.attribution.judges.base import Judge, Question, UnitText, Verdict
 from service.attribution.judges.llm_prompt import (
     UNIT_LINE_RE,
@@ -86,9 +86,11 @@ class LLMJudge:
     lexical judge misses). ``ask_all`` (the ``llm-all`` judge) sends every unit to the LLM; the
     pre-judge's verdicts then only stand in where the LLM gave none. ``connections``
     (:func:`service.llm.client.connections`) lets the caller share one connection pool across
-    cases. ``verdict_confidence`` is what each LLM verdict is taken to be worth
-    (the model's accuracy on its judge check, else :data:`LLM_CONFIDENCE`). A model below the
-    check's threshold never gets here: ``build_judge`` stands it down.
+    cases. ``measured_accuracy`` is the model's accuracy on its judge check (None: never
+    checked). It is what each LLM verdict weighs in the walk's choices (else
+    :data:`~service.attribution.confidence.UNMEASURED_LLM_WEIGHT`) and what a result resting
+    on those verdicts reports (``verdict_confidence``; else :data:`LLM_CONFIDENCE`). A model
+    below the check's threshold never gets here: ``build_judge`` stands it down.
     """
 
     def __init__(
@@ -108,7 +110,7 @@ class LLMJudge:
         context_tokens: int = 8192,
         max_unit_chars: int = 1500,
         temperature: float | None = 0.0,
-        verdict_confidence: float = LLM_CONFIDENCE,
+        measured_accuracy: float | None = None,
         connections: AsyncOpenAI | None = None,
     ) -> None:
         self.kind = "llm-all" if ask_all else "llm"
@@ -121,7 +123,10 @@ class LLMJudge:
         self.max_failures = max_failures
         self.context_tokens = context_tokens
         self.max_unit_chars = max_unit_chars
-        self.verdict_confidence = verdict_confidence
+        self.verdict_confidence = LLM_CONFIDENCE if measured_accuracy is None else measured_accuracy
+        self.verdict_weight = (
+            UNMEASURED_LLM_WEIGHT if measured_accuracy is None else measured_accuracy
+        )
         self.failures: Counter[str] = Counter()
         self.llm_verdicts = 0
         self._tokens_spent = 0
@@ -197,7 +202,7 @@ class LLMJudge:
         answered = await self._ask(question, list(doubtful.values())) if doubtful else {}
         for uid in doubtful:
             if uid in answered:
-                verdicts[uid] = Verdict(answered[uid], self.verdict_confidence, "llm")
+                verdicts[uid] = Verdict(answered[uid], self.verdict_weight, "llm")
                 self.llm_verdicts += 1
             elif (p := pre.get(uid)) is not None and p.carries is not None:
                 verdicts[uid] = p
