@@ -30,6 +30,8 @@ def test_heuristic_judge_names_the_faulty_operation(
         "llm_calls": 0,
         "llm_verdicts": 0,
         "llm_failures": 0,
+        "requested": None,
+        "stood_down": None,
         "warning": None,
     }
     assert result["cost"]["llm_calls"] == 0
