@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, LiteralString
 
 from neo4j import AsyncManagedTransaction, AsyncSession, AsyncTransaction
 from neo4j.time import DateTime
@@ -143,15 +143,13 @@ async def claim_optimization(
 
 
 async def _on_claim(
-    session: AsyncSession, statement: str, project: str, name: str, operation_id: str
+    session: AsyncSession, statement: LiteralString, project: str, name: str, operation_id: str
 ) -> dict[str, Any] | None:
-    """Run ``prompts/<statement>`` on the claim ``operation_id`` holds on prompt ``name``, in a
-    write transaction of its own; its row, if any."""
+    """Run ``statement`` (a query of ``cypher/prompts/``) on the claim ``operation_id`` holds on
+    prompt ``name``, in a write transaction of its own; its row, if any."""
 
     async def work(tx: AsyncManagedTransaction) -> dict[str, Any] | None:
-        result = await tx.run(
-            query(f"prompts/{statement}"), project=project, name=name, operation_id=operation_id
-        )
+        result = await tx.run(statement, project=project, name=name, operation_id=operation_id)
         record = await result.single()
         return record.data() if record else None
 
@@ -161,14 +159,14 @@ async def _on_claim(
 @store_errors
 async def renew_claim(session: AsyncSession, project: str, name: str, operation_id: str) -> bool:
     """Renew the claim; whether ``operation_id`` still holds it."""
-    row = await _on_claim(session, "renew_claim", project, name, operation_id)
+    row = await _on_claim(session, query("prompts/renew_claim"), project, name, operation_id)
     return bool(row and row["owned"])
 
 
 @store_errors
 async def release_claim(session: AsyncSession, project: str, name: str, operation_id: str) -> None:
     """Release the claim ``operation_id`` holds on prompt ``name`` (nothing if it holds none)."""
-    await _on_claim(session, "release_claim", project, name, operation_id)
+    await _on_claim(session, query("prompts/release_claim"), project, name, operation_id)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,10 @@ _HEADERS = {
         "form-action 'none'", "form-action 'self'"
     ),
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    # Not no-referrer as the other pages: under it a browser posts the form with "Origin: null"
+    # (the Fetch standard's origin serialisation), which the origin check must refuse.
+    # same-origin sends the real origin to this service only, and no referrer elsewhere.
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
 
