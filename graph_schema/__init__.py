@@ -4,8 +4,13 @@ the ``models`` module of each feature package under ``service/``).
 
 Nodes (every node carries ``project``; ``(project, id)`` is unique per label):
 
-    (:Operation {project, id, name, kind, system, session_id, ts, attributes, fp})
-    (:Unit      {project, id, kind, content, ts, attributes, fp, defined})
+    (:Operation {project, id, name, kind, system, session_id, ts, attributes, fp,
+                 conversation_id, user_id, store_id})
+    (:Unit      {project, id, kind, content, ts, attributes, fp, defined,
+                 conversation_id, user_id, store_id})
+
+``conversation_id``, ``user_id`` and ``store_id`` repeat the attributes of those names
+(``scope_names``).
     (:Case      {project, id, question, expected_answer, verdict, attributes, fp})
 
 Relationships:
@@ -27,5 +32,16 @@ index; ``kinds`` the kinds of units and operations, the verdicts and the memory-
 """
 
 from graph_schema.kinds import ENTRY_KEYS, OperationKind, UnitKind, Verdict, memory_entry
+from graph_schema.scope_names import SCOPE_KEYS, STORE_KEY, scope_names, scope_value
 
-__all__ = ["ENTRY_KEYS", "OperationKind", "UnitKind", "Verdict", "memory_entry"]
+__all__ = [
+    "ENTRY_KEYS",
+    "SCOPE_KEYS",
+    "STORE_KEY",
+    "OperationKind",
+    "UnitKind",
+    "Verdict",
+    "memory_entry",
+    "scope_names",
+    "scope_value",
+]

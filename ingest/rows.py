@@ -23,7 +23,7 @@ from typing import Any
 
 from memtrace_client.models import CaseIn, OperationIn, TraceBatch, UnitIn
 
-from graph_schema import memory_entry
+from graph_schema import memory_entry, scope_names
 
 
 def _attributes_json(attributes: dict[str, Any]) -> str | None:
@@ -71,6 +71,9 @@ def unit_row(unit: UnitIn) -> dict[str, Any]:
         # attributes, and the audits find an entry's versions through the (project, memory_id)
         # index. Not in the fingerprint: it is derived from the attributes, which are.
         "memory_id": memory_entry(unit.attributes) if unit.attributes else None,
+        # The scope names (conversation, user) as properties of their own, for the same reason:
+        # a case's scope is found by an index seek on them (cypher/schema/*_conversation_index).
+        **scope_names(unit.attributes),
         "fp": fingerprint(unit.kind, unit.content, ts, attributes),
     }
 
@@ -92,6 +95,7 @@ def operation_row(op: OperationIn) -> dict[str, Any]:
         "session_id": op.session_id,
         "ts": ts,
         "attributes": attributes,
+        **scope_names(op.attributes),
         "inputs": _edges(input_ids),
         "outputs": _edges(output_ids),
         "fp": fingerprint(

@@ -11,6 +11,7 @@ through them.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from neo4j.exceptions import (
 )
 
 from cypher import names, query
+from graph_schema import scope_names
 from service.errors import ConcurrentChange, QueryFailed, StoreUnavailable
 from service.placement import DEFAULT_STORE, StoreConfig, store_of
 from service.settings import Settings
@@ -208,6 +210,7 @@ async def apply_schema(driver: AsyncDriver, database: str) -> None:
     await _backfill_reach(driver, database)
     await _backfill_rewrites(driver, database)
     await _drop_stale_attributions(driver, database)
+    await _backfill_scope_names(driver, database)
 
 
 BACKFILL_BATCH = 5_000
@@ -270,3 +273,29 @@ async def _drop_stale_attributions(driver: AsyncDriver, database: str) -> None:
         "migrations/stale_attributions",
         "neo4j store: deleted %d attributions made for an earlier verdict",
     )
+
+
+async def _backfill_scope_names(driver: AsyncDriver, database: str) -> None:
+    """Keep ``conversation_id`` and ``user_id`` as properties on nodes stored before the writer
+    did (``graph_schema/scope_names.py``): read once (``cypher/migrations/scope_names_missing``),
+    computed here from the attributes JSON, which Cypher cannot read, and set a bounded
+    transaction at a time (``cypher/migrations/set_scope_names``)."""
+    rows: list[dict[str, str | None]] = []
+    async with driver.session(database=database, default_access_mode="READ") as session:
+        result = await session.run(query("migrations/scope_names_missing"))
+        async for record in result:
+            try:
+                attributes = json.loads(record["attributes"])
+            except (TypeError, ValueError):
+                continue
+            names_ = scope_names(attributes if isinstance(attributes, dict) else None)
+            if any(names_.values()):
+                rows.append({"node": record["node"], **names_})
+    for start in range(0, len(rows), BACKFILL_BATCH):
+        await driver.execute_query(
+            query("migrations/set_scope_names"),
+            rows=rows[start : start + BACKFILL_BATCH],
+            database_=database,
+        )
+    if rows:
+        log.info("neo4j store: kept the scope names of %d nodes stored before", len(rows))

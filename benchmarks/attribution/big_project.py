@@ -194,7 +194,10 @@ def read_parameters(item: LabelledBatch) -> dict[str, tuple[str, dict[str, Any]]
     scope = {
         "project": "big",
         "systems": [ops[0]["system"]],
-        "whole_project": False,
+        "sessions": [],
+        "conversations": [],
+        "users": [],
+        "messages": [],
         "until": None,
         "limit": 20_001,
     }
@@ -209,11 +212,11 @@ def read_parameters(item: LabelledBatch) -> dict[str, tuple[str, dict[str, Any]]
         ),
         "scope_messages, named by attributes": (
             "attribution/scope_messages",
-            {**scope, "sessions": [], "fragments": [f'"conversation_id":"{conversation}"']},
+            {**scope, "conversations": [conversation]},
         ),
         "scope_messages, named by sessions": (
             "attribution/scope_messages",
-            {**scope, "sessions": sessions, "fragments": []},
+            {**scope, "sessions": sessions},
         ),
     }
 

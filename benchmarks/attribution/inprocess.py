@@ -18,12 +18,18 @@ from typing import Any
 
 from benchmarks.attribution.flatlog import batch_units
 from benchmarks.attribution.run import CaseRef, Dataset, record_of
+from graph_schema import STORE_KEY, scope_names
 from graph_schema.rules import is_source_message
 from service.attribution.engine import attribute
-from service.attribution.graph import CaseGraph, Node, NodeRead
+from service.attribution.graph import CaseGraph, NodeRead
 from service.attribution.judges.base import CachedJudge, Judge
-from service.attribution.rows import node_read
-from service.attribution.scope import Scope
+from service.attribution.rows import ScopeMessage, ScopeRead, node_read
+from service.attribution.scope import (
+    NEIGHBOURHOOD_KINDS,
+    NEIGHBOURHOOD_STEPS,
+    RECENT_OPERATIONS,
+    Scope,
+)
 from service.attribution.walk import CaseFacts
 
 SCOPE_LIMIT = 5000
@@ -110,25 +116,68 @@ class BatchSource:
     async def descendants(self, unit_ids: list[str]) -> list[NodeRead]:
         return self._walk(unit_ids, up=False)
 
-    async def scope_messages(self, scope: Scope) -> list[Node]:
-        """What ``cypher/attribution/scope_messages.cypher`` returns, computed in memory."""
-        fragments = scope.fragments()
+    def _names(self, node: str) -> dict[str, str | None]:
+        attributes = self.rows[node]["attributes"]
+        return scope_names(json.loads(attributes) if attributes else None)
 
-        def named(row: dict[str, Any]) -> bool:
-            attrs = row["attributes"] or ""
-            return any(f in attrs for f in fragments)
+    def _neighbourhood(self, scope: Scope) -> set[str]:
+        """What ``service.attribution.scope_repository`` reads of ``attribution/neighbourhood``:
+        the same rule (building operations of the scope's systems, the kinds a step goes
+        through), kept in step with it by hand."""
+        question_time = {"retrieval", "response", "evaluation"}
+        seen, messages = set(scope.seeds), set[str]()
+        if scope.stores:
+            seen |= {
+                uid
+                for uid, row in self.rows.items()
+                if not row["is_operation"] and self._names(uid)[STORE_KEY] in scope.stores
+            }
+        frontier = sorted(seen)
+        for _ in range(NEIGHBOURHOOD_STEPS):
+            ops = {
+                op
+                for uid in frontier
+                for op in [*self.producers.get(uid, []), *self.consumers.get(uid, [])]
+                if (self.rows[op]["kind"] or "") not in question_time
+                and (not scope.systems or self.rows[op].get("system") in scope.systems)
+            }
+            found = sorted({u for op in ops for u in [*self.inputs[op], *self.outputs[op]]} - seen)
+            frontier = []
+            for uid in found:
+                if len(seen) >= SCOPE_LIMIT:
+                    return messages
+                seen.add(uid)
+                kind = self.rows[uid]["kind"] if uid in self.rows else None
+                if kind == "message":
+                    messages.add(uid)
+                if kind in NEIGHBOURHOOD_KINDS:
+                    frontier.append(uid)
+        return messages
+
+    async def scope_messages(self, scope: Scope) -> ScopeRead:
+        """What ``cypher/attribution/scope_messages.cypher`` returns, computed in memory."""
+        named = set(scope.attributes)
+        near = self._neighbourhood(scope) if scope.unnamed else set()
+        how = None
+        if scope.unnamed and not near and not scope.lineage:
+            near, how = self._recent(scope), "recent"
+
+        def names(node: str) -> bool:
+            return bool(named) and any(
+                (key, value) in named for key, value in self._names(node).items() if value
+            )
 
         def in_scope(op: str) -> bool:
             row = self.rows[op]
             if scope.systems and row.get("system") not in scope.systems:
                 return False
-            return row.get("session_id") in scope.sessions or named(row)
+            return row.get("session_id") in scope.sessions or names(op)
 
         out = []
         for uid in self.messages:
             row = self.rows[uid]
             readers = self.consumers.get(uid, [])
-            if not (any(in_scope(op) for op in readers) or (fragments and named(row))):
+            if not (uid in near or any(in_scope(op) for op in readers) or names(uid)):
                 continue
             makers = self.producers.get(uid, [])
             if not is_source_message(
@@ -143,7 +192,27 @@ class BatchSource:
             out.append({**row, "ts": recorded})
         out.sort(key=lambda r: r["id"])
         out.sort(key=lambda r: r["ts"] or datetime.min.replace(tzinfo=UTC), reverse=True)
-        return [node_read(row).node for row in out[:SCOPE_LIMIT]]
+        nodes = [ScopeMessage(node_read(row).node, None) for row in out[:SCOPE_LIMIT]]
+        return ScopeRead(nodes, cut=len(out) > SCOPE_LIMIT, scope=how)
+
+    def _recent(self, scope: Scope) -> set[str]:
+        """What ``attribution/recent_messages`` reads: the messages of the latest building
+        operations of the scope's systems before the answer."""
+        ops = [
+            (row["ts"], op)
+            for op, row in self.rows.items()
+            if row["is_operation"]
+            and (row["kind"] or "") not in {"retrieval", "response", "evaluation"}
+            and (not scope.systems or row.get("system") in scope.systems)
+            and (scope.until is None or row["ts"] <= scope.until)
+        ]
+        latest = [op for _, op in sorted(ops, reverse=True)[:RECENT_OPERATIONS]]
+        return {
+            u
+            for op in latest
+            for u in self.inputs[op]
+            if self.rows.get(u, {}).get("kind") == "message"
+        }
 
 
 def merged(dataset: Dataset) -> dict[str, dict[str, Any]]:

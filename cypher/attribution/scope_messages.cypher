@@ -6,41 +6,57 @@
 // Ordered (latest first, then id) so that a limit keeps the same messages every time. `ts` is
 // the recorded time as [epoch seconds, nanosecond, offset seconds] (attribution/ancestors says why).
 // Each way of naming a scope is a branch of its own that reads nothing unless the scope is named
-// that way (an UNWIND of an empty list ends a branch before its MATCH): sessions seek the
-// (project, session_id) index; attributes have no index that answers CONTAINS on the stored
-// JSON, so that branch reads the project's operations and messages (never another project's:
-// the hint), which is why a job shares one read of a scope among its cases
-// (service/attribution/scope_reads.py).
+// that way (an UNWIND of an empty list ends a branch before its MATCH), and each seeks an index:
+// sessions the (project, session_id) index of operations, conversations and users the
+// (project, conversation_id) and (project, user_id) indexes of operations and of units (the
+// writer keeps those properties, graph_schema/scope_names.py), and an unnamed scope's messages,
+// found by attribution/neighbourhood, the unit key. The hints keep the planner on those seeks: without
+// them it was seen to plan an index scan of the label and a join.
 // $params: project (string), systems (list of string: operations of other systems do not count;
-//          empty: any), sessions (list of string: operation session ids), fragments (list of
-//          string: `"key":value` as the canonical attributes JSON holds them), whole_project
-//          (bool: the lineage names no scope, every message of the project counts), until
-//          (datetime or null: the answer's time), limit (int)
+//          empty: any), sessions (list of string: operation session ids), conversations,
+//          users (lists of string: kept conversation_id / user_id values), messages (list of
+//          string: unit ids, the neighbourhood of an unnamed scope), until (datetime or null:
+//          the answer's time), limit (int)
 CALL () {
   UNWIND $sessions AS session
   MATCH (o:Operation {project: $project, session_id: session})
+  USING INDEX SEEK o:Operation(project, session_id)
   WHERE size($systems) = 0 OR o.system IN $systems
-  MATCH (o)-[:CONSUMES]->(u:Unit {kind: 'message'})
+  MATCH (o)-[:CONSUMES]->(u:Unit)
+  WHERE coalesce(u.kind, '') = 'message'
   RETURN u
   UNION
-  UNWIND CASE WHEN size($fragments) > 0 THEN [true] ELSE [] END AS named
-  MATCH (o:Operation {project: $project})
-  USING INDEX o:Operation(project, kind)  // else the planner starts from every Unit of the store
-  WHERE o.kind IS NOT NULL
-    AND any(f IN $fragments WHERE o.attributes CONTAINS f)
-    AND (size($systems) = 0 OR o.system IN $systems)
-  MATCH (o)-[:CONSUMES]->(u:Unit {kind: 'message'})
+  UNWIND $conversations AS conversation
+  MATCH (o:Operation {project: $project, conversation_id: conversation})
+  USING INDEX SEEK o:Operation(project, conversation_id)
+  WHERE size($systems) = 0 OR o.system IN $systems
+  MATCH (o)-[:CONSUMES]->(u:Unit)
+  WHERE coalesce(u.kind, '') = 'message'
   RETURN u
   UNION
-  UNWIND CASE WHEN size($fragments) > 0 THEN [true] ELSE [] END AS named
-  MATCH (u:Unit {project: $project, kind: 'message'})
-  WHERE any(f IN $fragments WHERE u.attributes CONTAINS f)
+  UNWIND $users AS user
+  MATCH (o:Operation {project: $project, user_id: user})
+  USING INDEX SEEK o:Operation(project, user_id)
+  WHERE size($systems) = 0 OR o.system IN $systems
+  MATCH (o)-[:CONSUMES]->(u:Unit)
+  WHERE coalesce(u.kind, '') = 'message'
   RETURN u
   UNION
-  UNWIND CASE WHEN $whole_project THEN [true] ELSE [] END AS everything
-  MATCH (u:Unit {project: $project, kind: 'message'})
-  WHERE size($systems) = 0
-     OR EXISTS { (u)<-[:CONSUMES]-(r:Operation) WHERE r.system IN $systems }
+  UNWIND $conversations AS conversation
+  MATCH (u:Unit {project: $project, conversation_id: conversation})
+  USING INDEX SEEK u:Unit(project, conversation_id)
+  WHERE coalesce(u.kind, '') = 'message'
+  RETURN u
+  UNION
+  UNWIND $users AS user
+  MATCH (u:Unit {project: $project, user_id: user})
+  USING INDEX SEEK u:Unit(project, user_id)
+  WHERE coalesce(u.kind, '') = 'message'
+  RETURN u
+  UNION
+  UNWIND $messages AS id
+  MATCH (u:Unit {project: $project, id: id})
+  WHERE coalesce(u.kind, '') = 'message'
   RETURN u
 }
 WITH DISTINCT u AS m

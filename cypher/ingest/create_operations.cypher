@@ -7,6 +7,7 @@
 // ingest/marks.py), else false until ingest/mark_rewrites sets it.
 // $params: project (string),
 //          rows (list of {id, name, kind, system, session_id, ts (ISO-8601 string), attributes (JSON string or null), fp,
+//                         conversation_id, user_id, store_id (string or null: graph_schema/scope_names.py),
 //                         inputs: list of {unit, position}, outputs: list of {unit, position},
 //                         rewrites_memory (boolean or null, optional)})
 // Returns: lost (ids of the units named that are not stored)
@@ -14,6 +15,7 @@ UNWIND $rows AS row
 CREATE (o:Operation {
   project: $project, id: row.id, name: row.name, kind: row.kind, system: row.system,
   session_id: row.session_id, ts: datetime(row.ts), attributes: row.attributes, fp: row.fp,
+  conversation_id: row.conversation_id, user_id: row.user_id, store_id: row.store_id,
   rewrites_memory: coalesce(row.rewrites_memory, false)
 })
 WITH o, row

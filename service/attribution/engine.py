@@ -31,13 +31,14 @@ from typing import Protocol
 
 from service.attribution.confidence import calibrated
 from service.attribution.construction import builders, follow, is_live, loss_reason
-from service.attribution.graph import READ_KINDS, CaseGraph, Node, NodeRead
+from service.attribution.graph import READ_KINDS, CaseGraph, NodeRead
 from service.attribution.judges.base import CachedJudge, Question, Verdict
 from service.attribution.models import (
     AttributionResult,
     BlamedOperation,
     Searched,
 )
+from service.attribution.rows import ScopeRead
 from service.attribution.scope import Scope, recorded_at, recorded_by, scope_of
 from service.attribution.search import fuse, message_index
 from service.attribution.walk import NO_UNIT, CaseFacts, Walk
@@ -59,14 +60,20 @@ class GraphSource(Protocol):
         """Everything derived from ``unit_ids`` (the units included)."""
         ...
 
-    async def scope_messages(self, scope: Scope) -> list[Node]:
+    async def scope_messages(self, scope: Scope) -> ScopeRead:
         """The source messages in ``scope`` (see :mod:`.scope`) recorded no later than
-        ``scope.until``, latest first (a message's ``ts`` is when it was recorded)."""
+        ``scope.until``, latest first (a message's ``ts`` is when it was recorded), and whether
+        a limit cut them."""
         ...
 
 
 def _result(
-    case: CaseFacts, judge: CachedJudge, started: float, graph: CaseGraph, **fields: object
+    case: CaseFacts,
+    judge: CachedJudge,
+    started: float,
+    graph: CaseGraph,
+    search: Searched,
+    **fields: object,
 ) -> AttributionResult:
     cost = Cost(**judge.cost.model_dump())
     cost.seconds = round(time.perf_counter() - started, 4)
@@ -79,7 +86,9 @@ def _result(
     return AttributionResult(
         case_id=case.id,
         judge=judge.info(),
-        searched=Searched(units=len(graph.units), operations=len(graph.operations)),
+        searched=search.model_copy(
+            update={"units": len(graph.units), "operations": len(graph.operations)}
+        ),
         cost=cost,
         **fields,  # type: ignore[arg-type,unused-ignore]
     )
@@ -101,7 +110,8 @@ async def attribute(
 
     ``evidence_descent``: what derives from the case's evidence units, when the caller read it
     with the ancestors (in the same transaction); else it is asked of ``source``."""
-    finish = functools.partial(_result, case, judge, time.perf_counter(), graph)
+    search = Searched()  # what the evidence search read, filled in as it reads
+    finish = functools.partial(_result, case, judge, time.perf_counter(), graph, search)
     llm_verdict = judge.verdict_confidence
     if case.verdict != "failed":
         return finish(
@@ -130,7 +140,7 @@ async def attribute(
     # unit is judged, so that every verdict (cached for the case) is made with it.
     searched = not evidence
     stand_in = False
-    ranking = _Ranking(source)
+    ranking = _Ranking(source, search)
     if searched:
         evidence, stand_in = await _search_evidence(walk, ranking)
         if not evidence:
@@ -248,20 +258,25 @@ class _Ranking:
     evidence search and the redundancy check both ask, and the answer is the same (the graph only
     gains nodes in between, and a unit already known is never replaced)."""
 
-    def __init__(self, source: GraphSource) -> None:
+    def __init__(self, source: GraphSource, search: Searched) -> None:
         self.source = source
+        self.search = search
         self._ranked: list[str] | None = None
 
     async def ranked(self, walk: Walk) -> list[str]:
         if self._ranked is None:
-            self._ranked = await _ranked_messages(walk, self.source)
+            self._ranked = await _ranked_messages(walk, self.source, self.search)
         return self._ranked
 
 
-async def _ranked_messages(walk: Walk, source: GraphSource) -> list[str]:
+async def _ranked_messages(walk: Walk, source: GraphSource, search: Searched) -> list[str]:
     """The messages in the case's scope that best match question plus expected answer, best
-    first (the :data:`SEED_ROUNDS` many)."""
-    messages = await source.scope_messages(walk.scope)
+    first (the :data:`SEED_ROUNDS` many); what was read goes into ``search``."""
+    read = await source.scope_messages(walk.scope)
+    messages = read.nodes
+    search.scope = read.scope or walk.scope.named_by
+    search.scope_messages = len(messages)
+    search.scope_cut = read.cut
     walk.graph.add_units(messages)
     candidates = sorted({m.id for m in messages} | set(walk.scope.lineage))
     texts = [(mid, walk.graph.units[mid].text()) for mid in candidates if mid in walk.graph.units]

@@ -27,6 +27,22 @@ class Searched(BaseModel):
 
     units: int = 0
     operations: int = 0
+    scope: str | None = Field(
+        None,
+        description="How the evidence search's scope was found: attributes (the trace named "
+        "its conversation or user), sessions, lineage (the trace named neither: the "
+        "messages near the answer's lineage and the stores it read), or recent (nothing "
+        "linked the lineage to a message: the messages of the project's latest building "
+        "operations before the answer). None when the case named its evidence.",
+    )
+    scope_messages: int | None = Field(
+        None, description="Source messages the evidence search ranked (None: not searched)."
+    )
+    scope_cut: bool = Field(
+        False,
+        description="True when the scope met the graph limit (attribution_graph_limit) and "
+        "messages beyond it were not searched: the result may change with the project's size.",
+    )
 
 
 class JudgeInfo(BaseModel):

@@ -49,6 +49,19 @@ class ScopeMessage:
     recorded: int | None
 
 
+@dataclass(frozen=True)
+class ScopeRead:
+    """A scope's messages, and whether a limit cut them (reported as ``searched.scope_cut``)."""
+
+    messages: list[ScopeMessage]
+    cut: bool = False
+    scope: str | None = None  # how the scope was found, when not as the Scope was named
+
+    @property
+    def nodes(self) -> list[Node]:
+        return [m.node for m in self.messages]
+
+
 def node_read(row: Mapping[str, Any]) -> NodeRead:
     """A projected row of a unit or an operation, decoded."""
     node = _node(row)

@@ -4,17 +4,38 @@ An attribution must depend on the case's own lineage only, never on what else th
 A case's *scope* is read from the answer's lineage (every operation and unit the answer depends
 on), in this order:
 
-1. **Conversation or user attributes.** Any ``conversation_id`` or ``user_id`` attribute
-   (:data:`SCOPE_ATTRIBUTES`) on the lineage's operations or units names the conversation or user
-   the case belongs to. Source messages in scope: those consumed by an operation carrying one of
-   these values, or carrying one themselves.
+1. **Conversation or user names.** A ``conversation_id`` or ``user_id`` (:data:`SCOPE_KEYS`,
+   kept by the writer as properties, ``graph_schema/scope_names.py``) on the lineage's operations
+   or units names the conversation or user the case belongs to. Source messages in scope: those
+   consumed by an operation naming one of these values, or naming one themselves.
 2. **Session ids.** Else the ``session_id`` of the lineage's operations: source messages consumed
    by an operation of one of these sessions. Session ids are taken as unique within a project
    (two conversations never share one; tracers use a run, thread or user id).
-3. **The project.** Else (the lineage names no conversation, user or session at all, as an
-   OTLP trace without those attributes) every message of the project, within the limits below.
-   Such a case's evidence can sit in another trace (a turn remembered yesterday), so nothing
-   narrower is right; name a scope to make a case independent of the rest of the project.
+3. **The lineage's neighbourhood.** Else (the lineage names no conversation, user or session, as
+   most SDK and OpenTelemetry traces) the messages within :data:`NEIGHBOURHOOD_STEPS` steps of the
+   lineage through the operations that build the memory (``cypher/attribution/neighbourhood``):
+   from the memories, records, answers and messages of the lineage (:attr:`Scope.seeds`), and
+   every memory of the stores the lineage's memories belong to (a ``store_id`` attribute, as
+   OTLP memory records carry: :attr:`Scope.stores`, ``cypher/attribution/store_memories``), the
+   building operations that made or read them, the units those made or read, and so on. So a
+   message an extraction read and dropped, or a memory an update deleted, is found from the
+   memories the answer's search read, without reading anything beyond them: a step never goes
+   through a retrieval, a response or an evaluation (which read the store at question time and
+   would join every conversation of a shared store), nor through a query, context or prompt
+   unit (a system prompt is read by every call of a project). The read stops at the graph limit
+   and says so (``searched.scope_cut``): the neighbourhood of a case depends on its lineage,
+   never on the size of the project, but a store read by every search can be big.
+
+   When the neighbourhood holds no message at all (a search whose records share no id with
+   what was written: an OpenInference retriever names no store), the last resort is the
+   messages read by the project's last :data:`RECENT_OPERATIONS` building operations of the
+   case's systems before the answer (``cypher/attribution/recent_messages``), reported as
+   ``searched.scope = "recent"``, and as cut when the window was full.
+
+   Before, such a case read every message of the project: its cost and, once the project passed
+   the graph limit, its result changed with the project. Its known limit now: an answer whose
+   search read no memory has no link to the store, and its evidence must be named (or its
+   trace must name its conversation, user or session).
 
 In every case the source messages among the answer's ancestors are candidates too (the
 ``source message`` rule of ``graph_schema/rules.py``, on the operations the case's graph holds:
@@ -34,15 +55,23 @@ take the evidence's place.
 
 from __future__ import annotations
 
-import functools
-import json
 from dataclasses import dataclass
 from datetime import datetime
 
+from graph_schema import SCOPE_KEYS, STORE_KEY, scope_value
 from graph_schema.rules import is_source_message
 from service.attribution.graph import CaseGraph, Node
 
-SCOPE_ATTRIBUTES = ("conversation_id", "user_id")
+NEIGHBOURHOOD_STEPS = 4
+"""Steps from the lineage (unit, building operation, unit): a record to its memory, the memory
+to the update that made it, that update's extracted fact, the fact to the messages its extraction
+read is the longest path of the pipelines MemTrace is tested on (a deletion: one more)."""
+
+RECENT_OPERATIONS = 2_000
+"""The last resort's window: the project's latest building operations before the answer."""
+
+NEIGHBOURHOOD_KINDS = ("message", "memory", "tombstone", "answer", "other")
+"""Unit kinds a neighbourhood step goes through (and seeds it); not query, context or prompt."""
 
 
 @dataclass(frozen=True)
@@ -51,23 +80,25 @@ class Scope:
 
     until: datetime | None
     systems: tuple[str, ...] = ()
-    attributes: tuple[tuple[str, str], ...] = ()  # (key, canonical JSON of the value)
+    attributes: tuple[tuple[str, str], ...] = ()  # (key, kept value: graph_schema/scope_names)
     sessions: tuple[str, ...] = ()
     lineage: tuple[str, ...] = ()  # message units among the answer's ancestors
+    seeds: tuple[str, ...] = ()  # where an unnamed scope's neighbourhood starts
+    stores: tuple[str, ...] = ()  # memory stores whose memories seed it too
 
     @property
     def named_by(self) -> str:
-        """How the trace named the scope: ``attributes``, ``sessions`` or ``project``."""
-        return "attributes" if self.attributes else "sessions" if self.sessions else "project"
+        """How the scope was found: ``attributes``, ``sessions`` or ``lineage``."""
+        return "attributes" if self.attributes else "sessions" if self.sessions else "lineage"
 
     @property
-    def whole_project(self) -> bool:
-        """The lineage names no scope: every message of the project (within the limits)."""
+    def unnamed(self) -> bool:
+        """The lineage names no scope: its neighbourhood is the scope."""
         return not self.attributes and not self.sessions
 
-    def fragments(self) -> list[str]:
-        """The attributes as they appear in stored canonical JSON (``"key":value``)."""
-        return [f"{json.dumps(key)}:{value}" for key, value in self.attributes]
+    def values(self, key: str) -> list[str]:
+        """The kept values of one scope key (``conversation_id``, ``user_id``) it names."""
+        return [value for k, value in self.attributes if k == key]
 
 
 def scope_of(graph: CaseGraph, answer_unit: str, response_op: str) -> Scope:
@@ -90,41 +121,39 @@ def scope_of(graph: CaseGraph, answer_unit: str, response_op: str) -> Scope:
         and _source(graph, node.id)
         and recorded_by(graph, node.id, until)
     )
+    named = found or sessions
+    units_ = [] if named else [n for n in nodes if not n.is_operation]
+    seeds = sorted(n.id for n in units_ if n.kind in NEIGHBOURHOOD_KINDS)
+    stores = {
+        value
+        for n in units_
+        if n.kind in ("memory", "tombstone")
+        and (value := scope_value(n.attributes.get(STORE_KEY))) is not None
+    }
     return Scope(
         until=until,
         systems=tuple(sorted(systems)),
         attributes=tuple(sorted(found)),
         sessions=() if found else tuple(sorted(sessions)),
         lineage=tuple(lineage),
+        seeds=tuple(seeds),
+        stores=tuple(sorted(stores)),
     )
 
 
 def _names(node: Node) -> frozenset[tuple[str, str]]:
-    """The (attribute, canonical JSON value) pairs of :data:`SCOPE_ATTRIBUTES` a node names.
+    """The (key, kept value) pairs of :data:`SCOPE_KEYS` a node names, as the writer keeps them.
     Kept on the node: a job's cases share their nodes, and every case of a conversation reads
     the same hundreds of them (the node is immutable; equality and hash ignore the entry)."""
     made: frozenset[tuple[str, str]] | None = node.__dict__.get("_scope_names")
     if made is None:
         made = frozenset(
-            (key, _canonical(node.attributes[key]))
-            for key in SCOPE_ATTRIBUTES
-            if node.attributes.get(key) not in (None, "")
+            (key, value)
+            for key in SCOPE_KEYS
+            if key in node.attributes and (value := scope_value(node.attributes[key])) is not None
         )
         object.__setattr__(node, "_scope_names", made)
     return made
-
-
-def _canonical(value: object) -> str:
-    """A value as stored canonical JSON; the lineage's every node names the same few values
-    (its conversation), so a hashable one is written once per process, not once per node."""
-    if isinstance(value, str | int | float | bool):
-        return _canonical_scalar(value)
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
-
-
-@functools.lru_cache(maxsize=4096, typed=True)  # 1, 1.0 and True are equal keys otherwise
-def _canonical_scalar(value: str | int | float | bool) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 def _source(graph: CaseGraph, unit_id: str) -> bool:

@@ -4,13 +4,11 @@ The cases of one conversation share a scope (:mod:`service.attribution.scope`) a
 the answer's time. So a job reads each named scope once without the time bound, and each case
 keeps the messages recorded no later than its answer, in Python: exactly the rows, in the same
 order, that ``attribution/scope_messages`` gives for that case, as long as the read is complete
-(no more messages than the limit). When it is not, or the scope is the whole project (not shared
-by a conversation's cases, and possibly far bigger than what one answer's time admits), each case
-reads its own, bounded in Neo4j as before.
+(no more messages than the limit). When it is not, or the scope is unnamed (the neighbourhood of
+one case's lineage, not shared by name), each case reads its own, bounded in Neo4j as before.
 
-Why once per job and not once per case: a scope named by attributes has no index to answer it
-(``CONTAINS`` on the stored JSON), so its read costs in proportion to the project's operations
-and messages; read per case, a project of 100k operations made every case pay for all of them.
+Why once per job and not once per case: a conversation's cases ask for the same messages, and a
+job of hundreds of cases would read each conversation hundreds of times.
 
 What it means for results: a job's cases see their scope's messages as they were when the job's
 runner first needed them; a message recorded before an answer but sent to the
@@ -32,8 +30,7 @@ from dataclasses import dataclass, field, replace
 from neo4j import AsyncSession
 
 from service.attribution import scope_repository as attribution_scope
-from service.attribution.graph import Node
-from service.attribution.rows import ScopeMessage, nanoseconds
+from service.attribution.rows import ScopeMessage, ScopeRead, nanoseconds
 from service.attribution.scope import Scope
 
 SCOPES_KEPT = 16
@@ -50,11 +47,11 @@ class ScopeReads:
     _read: OrderedDict[ScopeKey, list[ScopeMessage] | None] = field(default_factory=OrderedDict)
     _locks: dict[ScopeKey, asyncio.Lock] = field(default_factory=dict)
 
-    async def messages(self, session: AsyncSession, project: str, scope: Scope) -> list[Node]:
-        """The nodes of what ``attribution_scope.scope_messages`` answers for ``scope``, the
-        same messages in the same order (latest first)."""
-        if scope.whole_project:
-            return await attribution_scope.message_nodes(session, project, scope, self.limit)
+    async def messages(self, session: AsyncSession, project: str, scope: Scope) -> ScopeRead:
+        """What ``attribution_scope.scope_messages`` answers for ``scope``: the same messages in
+        the same order (latest first)."""
+        if scope.unnamed:
+            return await attribution_scope.scope_messages(session, project, scope, self.limit)
         key = (scope.systems, scope.attributes, scope.sessions)
         # cases in flight at once wait for one read of their scope rather than each reading it
         async with self._locks.setdefault(key, asyncio.Lock()):
@@ -63,19 +60,19 @@ class ScopeReads:
             self._read.move_to_end(key)
             complete = self._read[key]
         if complete is None:
-            return await attribution_scope.message_nodes(session, project, scope, self.limit)
+            return await attribution_scope.scope_messages(session, project, scope, self.limit)
         # the query's time condition: unknown times count as in time
         until = nanoseconds(scope.until)
         if until is None:
-            return [m.node for m in complete]
-        return [m.node for m in complete if m.recorded is None or m.recorded <= until]
+            return ScopeRead(complete)
+        return ScopeRead([m for m in complete if m.recorded is None or m.recorded <= until])
 
     async def _read_all(
         self, session: AsyncSession, project: str, scope: Scope
     ) -> list[ScopeMessage] | None:
         unbounded = replace(scope, until=None, lineage=())
-        read = await attribution_scope.scope_messages(session, project, unbounded, self.limit + 1)
-        return None if len(read) > self.limit else read
+        read = await attribution_scope.scope_messages(session, project, unbounded, self.limit)
+        return None if read.cut else read.messages
 
     def _keep(self, key: ScopeKey, messages: list[ScopeMessage] | None) -> None:
         self._read[key] = messages

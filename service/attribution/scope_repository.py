@@ -5,38 +5,109 @@ from __future__ import annotations
 from neo4j import AsyncManagedTransaction, AsyncSession
 
 from cypher import query
-from service.attribution.graph import Node
-from service.attribution.rows import ScopeMessage, scope_message
-from service.attribution.scope import Scope
+from service.attribution.rows import ScopeRead, scope_message
+from service.attribution.scope import (
+    NEIGHBOURHOOD_KINDS,
+    NEIGHBOURHOOD_STEPS,
+    RECENT_OPERATIONS,
+    Scope,
+)
 from service.db import store_errors
 
 
 @store_errors
 async def scope_messages(
     session: AsyncSession, project: str, scope: Scope, limit: int
-) -> list[ScopeMessage]:
+) -> ScopeRead:
     """The messages in ``scope`` recorded no later than ``scope.until``, latest first (at most
-    ``limit``), decoded; a message's ``ts`` is when it was recorded."""
+    ``limit``), decoded; a message's ``ts`` is when it was recorded. An unnamed scope's
+    neighbourhood is read first, in the same read transaction."""
 
-    async def work(tx: AsyncManagedTransaction) -> list[ScopeMessage]:
+    async def work(tx: AsyncManagedTransaction) -> ScopeRead:
+        messages: list[str] = []
+        cut, how = False, None
+        if scope.unnamed:
+            messages, cut = await _neighbourhood(tx, project, scope, limit)
+            if not messages and not scope.lineage:
+                messages, cut = await _recent(tx, project, scope)
+                how = "recent"
         result = await tx.run(
             query("attribution/scope_messages"),
             project=project,
             systems=list(scope.systems),
             sessions=list(scope.sessions),
-            fragments=scope.fragments(),
-            whole_project=scope.whole_project,
+            conversations=scope.values("conversation_id"),
+            users=scope.values("user_id"),
+            messages=messages,
             until=scope.until,
-            limit=limit,
+            limit=limit + 1,
         )
         record = await result.single()
-        return [scope_message(row) for row in record["nodes"]] if record else []
+        rows = [scope_message(row) for row in record["nodes"]] if record else []
+        return ScopeRead(rows[:limit], cut or len(rows) > limit, how)
 
     return await session.execute_read(work)
 
 
-async def message_nodes(
-    session: AsyncSession, project: str, scope: Scope, limit: int
-) -> list[Node]:
-    """The nodes of :func:`scope_messages`: what a case's graph takes of them."""
-    return [m.node for m in await scope_messages(session, project, scope, limit)]
+async def _recent(
+    tx: AsyncManagedTransaction, project: str, scope: Scope
+) -> tuple[list[str], bool]:
+    """The last resort of an unnamed scope (``cypher/attribution/recent_messages``): the message
+    ids, and whether the window was full (older messages were not read)."""
+    result = await tx.run(
+        query("attribution/recent_messages"),
+        project=project,
+        systems=list(scope.systems),
+        until=scope.until,
+        window=RECENT_OPERATIONS,
+    )
+    record = await result.single()
+    if record is None:
+        return [], False
+    return sorted(record["ids"]), record["operations"] >= RECENT_OPERATIONS
+
+
+async def _neighbourhood(
+    tx: AsyncManagedTransaction, project: str, scope: Scope, limit: int
+) -> tuple[list[str], bool]:
+    """The message ids within :data:`NEIGHBOURHOOD_STEPS` of the scope's seeds, and whether the
+    read stopped at ``limit`` units before it had taken every step. Breadth first, one statement
+    per step (``cypher/attribution/neighbourhood``), after the memories of the scope's stores
+    (``cypher/attribution/store_memories``); a frontier is sorted, so a cut keeps the same units
+    every time."""
+    seen: set[str] = set(scope.seeds)
+    cut = False
+    if scope.stores:
+        result = await tx.run(
+            query("attribution/store_memories"),
+            project=project,
+            stores=list(scope.stores),
+            limit=limit + 1,
+        )
+        record = await result.single()
+        stored: list[str] = record["ids"] if record else []
+        cut = len(stored) > limit
+        seen.update(stored[:limit])
+    messages: set[str] = set()
+    frontier = sorted(seen)
+    for _ in range(NEIGHBOURHOOD_STEPS):
+        if not frontier:
+            break
+        result = await tx.run(
+            query("attribution/neighbourhood"),
+            project=project,
+            ids=frontier,
+            systems=list(scope.systems),
+        )
+        record = await result.single()
+        found = sorted(row for row in (record["units"] if record else []) if row[0] not in seen)
+        frontier = []
+        for unit_id, kind in found:
+            if len(seen) >= limit:
+                return sorted(messages), True
+            seen.add(unit_id)
+            if kind == "message":
+                messages.add(unit_id)
+            if kind in NEIGHBOURHOOD_KINDS:
+                frontier.append(unit_id)
+    return sorted(messages), cut

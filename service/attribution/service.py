@@ -13,13 +13,14 @@ from neo4j import AsyncSession
 from service.attribution import repository as attributions
 from service.attribution import scope_repository as attribution_scope
 from service.attribution.engine import attribute
-from service.attribution.graph import CaseGraph, Node, NodeRead
+from service.attribution.graph import CaseGraph, NodeRead
 from service.attribution.judge_check import repository as judge_checks
 from service.attribution.judge_check.models import JudgeCheckResult
 from service.attribution.judges.base import CachedJudge, HeuristicStandIn, Judge
 from service.attribution.judges.heuristic import HeuristicJudge
 from service.attribution.models import AttributeRequest, AttributionResult, JudgeKind
 from service.attribution.row_cache import RowCache
+from service.attribution.rows import ScopeRead
 from service.attribution.scope import Scope
 from service.attribution.scope_reads import ScopeReads
 from service.attribution.search import EndpointEmbedder
@@ -71,10 +72,10 @@ class RepositorySource:
             self.session, self.project, unit_ids, self.limit, self.rows
         )
 
-    async def scope_messages(self, scope: Scope) -> list[Node]:
+    async def scope_messages(self, scope: Scope) -> ScopeRead:
         if self.scope_reads is not None:
             return await self.scope_reads.messages(self.session, self.project, scope)
-        return await attribution_scope.message_nodes(self.session, self.project, scope, self.limit)
+        return await attribution_scope.scope_messages(self.session, self.project, scope, self.limit)
 
 
 @functools.cache
