@@ -9,8 +9,9 @@ operations and units (on units only for stores): a case's scope is then an index
 else the project holds (``cypher/attribution/scope_messages``, ``store_memories``).
 
 The value kept is the attribute's string; any other value (a number, a list) is kept as its
-canonical JSON (so ``1`` and ``"1"`` name the same scope), and a value an index cannot hold (over
-:data:`MAX_VALUE` characters, or not valid Unicode) as a digest of that JSON. The scope reads
+canonical JSON behind ``json:`` (so ``1``, ``1.0``, ``true`` and ``"1"`` stay four scopes, as
+they were when scopes were matched in the JSON), and a value an index cannot hold (over
+:data:`MAX_VALUE` characters, or not valid Unicode) as ``sha256:`` and a digest of that JSON. The scope reads
 the lineage's values through :func:`scope_value` too, so both sides always agree.
 """
 
@@ -33,8 +34,8 @@ def scope_value(value: Any) -> str | None:
     if isinstance(value, str) and len(value) <= MAX_VALUE and _encodable(value):
         return value
     canonical = json.dumps(value, sort_keys=True, separators=(",", ":"))
-    if len(canonical) <= MAX_VALUE:
-        return canonical
+    if not isinstance(value, str) and len(canonical) <= MAX_VALUE:
+        return "json:" + canonical
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
 

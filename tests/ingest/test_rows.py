@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from memtrace_client.models import TraceBatch, UnitIn
 
+from graph_schema import scope_value
 from ingest.rows import batch_rows, fingerprint, split_rows, unit_row
 
 
@@ -100,3 +101,20 @@ def test_a_heavy_batch_splits_into_parts_that_define_each_unit_before_naming_it(
     # One operation weighs 1 + 4 edges + 3 KiB of text (its memory: 1 + 2), the first one
     # also the shared message: at most three a part.
     assert max(len(part.operations) for part in parts) <= 3
+
+
+def test_scope_names_are_kept_as_properties_an_index_can_hold() -> None:
+    """conversation_id, user_id and store_id repeat the attributes (graph_schema/scope_names):
+    a string as it is, any other value as tagged JSON, a value too long to index as a digest."""
+    row = unit_row(
+        UnitIn(
+            id="u",
+            kind="memory",
+            content="c",
+            attributes={"conversation_id": "c-1", "user_id": 7, "store_id": "s" * 300},
+        )
+    )
+    assert row["conversation_id"] == "c-1" and row["user_id"] == "json:7"
+    assert row["store_id"].startswith("sha256:") and len(row["store_id"]) < 100
+    assert unit_row(UnitIn(id="v", kind="memory", content="c"))["conversation_id"] is None
+    assert scope_value("\ud800") is not None and scope_value("\ud800").startswith("sha256:")
