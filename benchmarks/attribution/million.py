@@ -40,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
@@ -261,6 +262,12 @@ def _ms(read: dict[str, Any]) -> str:
     return f"{read['p50_ms']:,}" + (f" ({', '.join(map(str, bad))})" if bad else "")
 
 
+def _differing(row: dict[str, Any]) -> str:
+    found = row["invariance"]
+    fields = ", ".join(f"{f} {n}" for f, n in sorted(row["fields_differing"].items()))
+    return f"{found['differ'] + found['only_before']}" + (f" ({fields})" if fields else "")
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     """The Markdown table of every size measured so far: rows = measures, columns = sizes."""
     head = "| | " + " | ".join(f"{r['operations']:,} ops" for r in rows) + " |"
@@ -277,10 +284,7 @@ def table(rows: list[dict[str, Any]]) -> str:
     )
     for name in rows[0]["reads"]:
         line(f"`{name}` p50 ms", lambda r, n=name: _ms(r["reads"][n]))
-    line(
-        "fixed cases differing from the first size",
-        lambda r: f"{r['invariance']['differ'] + r['invariance']['only_before']}",
-    )
+    line("fixed cases differing from the first size (in)", _differing)
     line(
         "fixed cases blaming the labelled operation", lambda r: str(r["blamed_labelled_operation"])
     )
@@ -391,7 +395,10 @@ def main(argv: list[str] | None = None) -> None:
             row.update(attribute_fixed(client, found.cases, args.repeats, cpu))
             results = row.pop("results")
             first_results = first_results or results
-            row["invariance"] = differences(first_results, results)
+            row["invariance"] = differences(first_results, results, limit=len(results))
+            row["fields_differing"] = Counter(
+                f for example in row["invariance"]["examples"] for f in example["fields"]
+            )
             row["reads"] = reads(client, args.reads)
             row["load_average"] = list(os.getloadavg())
             rows.append(row)

@@ -123,7 +123,8 @@ def _assert_whole_store(batch: dict[str, Any]) -> int:
     """Every retrieval consumes every memory written before it; how many retrievals."""
     kinds = {u["id"]: u["kind"] for u in batch["units"]}
     retrievals = 0
-    for op, live in zip(batch["operations"], _memories_before(batch["operations"], kinds)):
+    ops = batch["operations"]
+    for op, live in zip(ops, _memories_before(ops, kinds), strict=True):
         if op["kind"] == "retrieval":
             retrievals += 1
             assert {u for u in op["inputs"] if kinds[u] == "memory"} == live, op["id"]
