@@ -6,6 +6,7 @@ VARIANTS = {
     "accuracy": "accuracy",
     "job": "job",
     "big-project": "big_project",
+    "million": "million",
     "before-after": "before_after",
     "profile": "job_profile",
     "tune": "tune",

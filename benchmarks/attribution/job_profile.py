@@ -31,6 +31,7 @@ import httpx
 
 from benchmarks.attribution.job import SHAPES, locomo
 from benchmarks.attribution.run import ingest
+from benchmarks.figures import cpu_seconds
 from service.attribution.jobs import repository as jobs
 from service.attribution.jobs.runner import JobSpec, _Run, run_job
 from service.attribution.models import AttributeRequest
@@ -56,11 +57,7 @@ async def _job(settings: Settings, project: str) -> None:
 
 
 def _cpu_s(pid: int | None) -> float:
-    """CPU seconds (user + system) a process has used so far."""
-    if pid is None:
-        return 0.0
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return 0.0 if pid is None else cpu_seconds(pid)
 
 
 def _jobs(settings: Settings, projects: list[str], cases: int, neo4j_pid: int | None) -> float:
