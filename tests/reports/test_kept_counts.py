@@ -184,8 +184,28 @@ def test_kept_counts_follow_every_writer(client: httpx.Client, project: str) -> 
     convs = [conversation(rng, n, answer_later=n % 7 == 3) for n in range(28)]
     for conv in convs:
         send(client, project, conv)
+    # Cases sent with their answer and no operation: no system, and only retention's case
+    # deletion (not the operations') removes the old ones.
+    bare = [
+        {
+            "id": f"bare-{k}",
+            "question": "q",
+            "expected_answer": "x",
+            "answer_unit": f"bare-a{k}",
+            "verdict": ("failed", "passed")[k % 2],
+        }
+        for k in range(4)
+    ]
+    units = [
+        {"id": f"bare-a{k}", "kind": "answer", "content": "y", "ts": f"{DAYS[k % 2 * 3]}T08:00:00Z"}
+        for k in range(4)
+    ]
+    response = client.post(
+        "/traces", json={"project": project, "units": units, "operations": [], "cases": bare}
+    )
+    assert response.status_code == 200, response.text
     whole = assert_kept_equals_recount(client, project, "after ingest")
-    assert whole["totals"]["cases"] == len(convs)
+    assert whole["totals"]["cases"] == len(convs) + len(bare)
 
     # Answers whose producer and time arrive after their case: the case's system and day move.
     for n, conv in enumerate(convs):
@@ -222,6 +242,7 @@ def test_kept_counts_follow_every_writer(client: httpx.Client, project: str) -> 
     assert response.status_code == 200, response.text
     whole = assert_kept_equals_recount(client, project, "after deleting old data")
     assert 0 < whole["totals"]["cases"] < len(convs)
+    assert response.json()["cases"] > 0
 
     response = client.delete("/project", params={"project": project, "confirm": project})
     assert response.status_code == 200, response.text
