@@ -39,9 +39,13 @@ def run_audit(
     params: Sequence[tuple[str, str]],
     skip: int,
     limit: int,
+    cursor: str | None = None,
 ) -> dict[str, Any]:
-    """``GET /audits/{name}``: one page of rows (``rows``, ``columns``, ``next_skip``)."""
-    query: list[tuple[str, str | int]] = [("project", project), ("skip", skip), ("limit", limit)]
+    """``GET /audits/{name}``: one page of rows (``rows``, ``columns``, ``next_skip`` or
+    ``next_cursor``). ``skip`` is sent only when not 0: the cursor-paged audits refuse one."""
+    query: list[tuple[str, str | int]] = [("project", project), ("limit", limit)]
+    query += [("skip", skip)] if skip else []
+    query += [("cursor", cursor)] if cursor is not None else []
     page: dict[str, Any] = _get(client, f"/audits/{name}", [*query, *params])
     return page
 
@@ -69,6 +73,8 @@ def rows_table(page: dict[str, Any]) -> Table:
     """One page of an audit's rows, one column per declared column."""
     shown = len(page["rows"])
     more = f"; more with --skip {page['next_skip']}" if page["next_skip"] is not None else ""
+    if page.get("next_cursor"):
+        more = f"; more with --cursor {page['next_cursor']}"
     table = Table(
         *page["columns"],
         title=f"{page['audit']} in project {page['project']!r}: {shown} row(s){more}",

@@ -390,6 +390,12 @@ def audit(
     project: Annotated[str, typer.Option(help="Project to audit.")] = "default",
     skip: Annotated[int, typer.Option(min=0, help="Rows to skip (next_skip pages).")] = 0,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="At most this many rows.")] = 100,
+    cursor: Annotated[
+        str | None,
+        typer.Option(
+            help="Where the page starts (next_cursor pages: deleted_then_needed, retrieval_misses)."
+        ),
+    ] = None,
     show_list: Annotated[bool, typer.Option("--list", help="List the audits.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     url: Annotated[str | None, typer.Option(help="Service URL.")] = None,
@@ -407,7 +413,7 @@ def audit(
         if listing:
             audits = list_audits(client)
         else:
-            page = run_audit(client, str(name), project, params, skip, limit)
+            page = run_audit(client, str(name), project, params, skip, limit, cursor)
             if not page["rows"]:  # a project that does not exist reads as empty
                 require_project(client, project)
     if as_json:

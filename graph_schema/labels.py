@@ -19,13 +19,16 @@ NODE_LABELS = frozenset(
         "JudgeCheck",
         "OtlpWarnings",
         "OptimizationClaim",
+        "ReportCount",
     }
 )
 """``ProjectDeletion`` is the mark of a ``DELETE /project`` that has not finished (one per
 project); ``JudgeCheck`` is a model's recorded judge check in a project (``id``: the model);
 ``OtlpWarnings`` is a project's log of what its OTLP exports were told (one per project);
 ``OptimizationClaim`` is the claim of the optimisation running on a prompt (``id``: the prompt's
-name; empty when none runs); every other label holds a project's data."""
+name; empty when none runs); ``ReportCount`` is one of a project's kept report counts (``key``:
+the combination of what the report groups by, ``service/reports/kept_repository.py``); every
+other label holds a project's data."""
 
 EDGE_TYPES = {
     "CONSUMES": "(:Operation)-[:CONSUMES {position}]->(:Unit): an input, in argument order",
@@ -50,11 +53,12 @@ CONSTRAINTS = frozenset(
         "judge_check_key",
         "otlp_warnings_key",
         "optimization_claim_key",
+        "report_count_key",
     }
 )
 """Uniqueness constraints: ``(project, id)`` per label (the writer's MERGE and CREATE rely on
 them), one active attribution job per project, one deletion mark and one OTLP warnings log
-per project, and one optimisation claim per prompt."""
+per project, one optimisation claim per prompt, and one kept report count per project and key."""
 
 INDEXES = frozenset(
     {

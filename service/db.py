@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import ParamSpec, TypeVar
 
-from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncSession
+from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncManagedTransaction, AsyncSession
 from neo4j.exceptions import (
     ClientError,
     DriverError,
@@ -211,6 +211,7 @@ async def apply_schema(driver: AsyncDriver, database: str) -> None:
     await _backfill_rewrites(driver, database)
     await _drop_stale_attributions(driver, database)
     await _backfill_scope_names(driver, database)
+    await _count_uncounted_cases(driver, database)
 
 
 BACKFILL_BATCH = 5_000
@@ -299,3 +300,32 @@ async def _backfill_scope_names(driver: AsyncDriver, database: str) -> None:
         )
     if rows:
         log.info("neo4j store: kept the scope names of %d nodes stored before", len(rows))
+
+
+async def _count_uncounted_cases(driver: AsyncDriver, database: str) -> None:
+    """Add the cases stored before the kept report counts to them (``report_key`` is null), a
+    project and batch per transaction (``cypher/migrations/uncounted_cases.cypher``, then
+    ``service.reports.kept_repository``); after the stale attributions are gone, so what is
+    counted is what a recount reads. On a store that has none, one label scan."""
+    from service.reports import kept_repository as kept  # the reports import this module's errors
+
+    while True:
+        records, _, _ = await driver.execute_query(
+            query("migrations/uncounted_cases"), batch=BACKFILL_BATCH, database_=database
+        )
+        if not records:
+            return
+        async with driver.session(database=database) as session:
+            for record in records:
+                project, ids = record["project"], record["ids"]
+
+                async def work(
+                    tx: AsyncManagedTransaction, p: str = project, i: list[str] = ids
+                ) -> None:
+                    await kept.count_again(tx, p, await kept.counted_before(tx, p, i))
+
+                await session.execute_write(work)
+        log.info(
+            "neo4j store: counted %d cases stored before kept report counts",
+            sum(len(r["ids"]) for r in records),
+        )

@@ -245,6 +245,13 @@ class Settings(BaseSettings):
         "service reads (degraded_updates, deleted_then_needed, retrieval_misses); a page that "
         "reaches it may come back short, with next_skip to go on.",
     )
+    audit_cursor_cases: int = Field(
+        500,
+        ge=1,
+        description="Most failed cases one page of a cursor-paged audit (deleted_then_needed, "
+        "retrieval_misses) covers: the cases it reads to start a page are these, whatever the "
+        "project's size; a page that covers them may come back short, with next_cursor.",
+    )
 
     # HTTP server (memtrace serve).
     host: str = Field("127.0.0.1", description="Address `memtrace serve` binds.")

@@ -7,6 +7,7 @@ VARIANTS = {
     "ancestry": "ancestry",
     "long-entry": "long_entry",
     "case-search": "case_search",
+    "report-counts": "report_counts",
 }
 
 if __name__ == "__main__":

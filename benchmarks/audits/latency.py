@@ -201,7 +201,11 @@ def ancestry_case(driver: Driver) -> tuple[str, int]:
 
 def _statement_rows(driver: Driver, text: str, params: dict[str, Any]) -> list[dict[str, Any]]:
     records, _, _ = driver.execute_query(
-        text, {**params, "skip": 0, "limit": 10_000_000}, database_="neo4j", routing_="r"
+        text,
+        # Every failed case as the window of the cursor-paged audits (ignored by the others).
+        {**params, "skip": 0, "limit": 10_000_000, "first_case": "", "last_case": "\U0010ffff"},
+        database_="neo4j",
+        routing_="r",
     )
     return [r.data() for r in records]
 

@@ -13,7 +13,11 @@
 // carrying at least that percentage of the expected answer's content words, and the rows left
 // with a version (rows carry the expected answer and the versions' contents for it).
 // In case id, memory_id, deletion time order.
-// $params: project (string), skip (int: candidates to skip), limit (int: candidates to read),
+// Paged by a cursor (service/audits/cursor.py): the page covers the failed cases from
+// $first_case to $last_case (a window read by audit_inputs/failed_answers_from), and $skip skips
+// the candidates of $first_case an earlier page already read (ids sort before any later case's).
+// $params: project (string), first_case (string), last_case (string: the window of case ids),
+//          skip (int: candidates of first_case to skip), limit (int: candidates to read),
 //          min_answer_coverage (int: percent, 0-100),
 //          needles (map: failed case id -> list of word stems of its expected answer; or null
 //                   to report every structural candidate)
@@ -25,7 +29,7 @@
 // cases it covers, not the project. (The evidence of a row lists, version by version in id
 // order, each version's evidence unit ids in id order.)
 MATCH (c:Case {project: $project})
-WHERE c.id IS NOT NULL AND c.verdict = 'failed'
+WHERE c.id >= $first_case AND c.id <= $last_case AND c.verdict = 'failed'
 WITH c
 ORDER BY c.project, c.id
 CALL (c) {

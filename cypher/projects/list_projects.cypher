@@ -3,6 +3,9 @@
 // failed_cases, otlp_warnings (how many the project's OTLP exports were given), or deleting (1
 // for a project DELETE /project marked and has not finished). Each part reads the
 // (project, ...) indexes of its label; no row for a project that holds none of that label.
+// Cases and failed cases are the sums of the project's kept report counts
+// (service/reports/kept_repository.py), not a count of its cases: they cost the same at any
+// size.
 // $params: projects (list of string or null: only these projects; null: every project)
 MATCH (o:Operation)
 WHERE o.project IS NOT NULL AND ($projects IS NULL OR o.project IN $projects)
@@ -12,14 +15,16 @@ MATCH (u:Unit)
 WHERE u.project IS NOT NULL AND ($projects IS NULL OR u.project IN $projects) AND u.defined
 RETURN u.project AS project, 'units' AS what, count(u) AS n, max(u.ts) AS newest
 UNION ALL
-MATCH (c:Case)
-WHERE c.project IS NOT NULL AND ($projects IS NULL OR c.project IN $projects)
-RETURN c.project AS project, 'cases' AS what, count(c) AS n, null AS newest
+MATCH (k:ReportCount)
+WHERE k.project IS NOT NULL AND ($projects IS NULL OR k.project IN $projects) AND k.cases > 0
+WITH k.project AS project, sum(k.cases) AS n
+RETURN project, 'cases' AS what, n, null AS newest
 UNION ALL
-MATCH (c:Case)
-WHERE c.project IS NOT NULL AND ($projects IS NULL OR c.project IN $projects)
-  AND c.verdict = 'failed'
-RETURN c.project AS project, 'failed_cases' AS what, count(c) AS n, null AS newest
+MATCH (k:ReportCount)
+WHERE k.project IS NOT NULL AND ($projects IS NULL OR k.project IN $projects) AND k.cases > 0
+  AND k.verdict = 'failed'
+WITH k.project AS project, sum(k.cases) AS n
+RETURN project, 'failed_cases' AS what, n, null AS newest
 UNION ALL
 MATCH (d:ProjectDeletion)
 WHERE d.project IS NOT NULL AND ($projects IS NULL OR d.project IN $projects)

@@ -17,6 +17,7 @@ from service.attribution.shared_graph import Region, extend, read_region
 from service.cases.models import CaseView
 from service.cases.repository import read_case
 from service.db import store_errors
+from service.reports import kept_repository as kept
 
 
 @dataclass(frozen=True)
@@ -235,10 +236,12 @@ async def store(
     await (
         await tx.run(query("attributions/lock_cases"), project=project, case_ids=case_ids)
     ).consume()
+    before = await kept.counted_before(tx, project, case_ids)
     rows = [_stored_row(r, job) for r in results]
     await (
         await tx.run(query("attributions/replace_attributions"), project=project, rows=rows)
     ).consume()
+    await kept.count_again(tx, project, before)
 
 
 @store_errors

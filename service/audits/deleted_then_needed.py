@@ -52,4 +52,5 @@ SPEC = AuditSpec(
     "audits/deleted_then_needed",
     versions_carry_answer,
     answer_needles=True,
+    cursor_paged=True,
 )

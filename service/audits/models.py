@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 ParameterType = Literal["int", "bool", "string"]
 AuditRow = dict[str, Any]
@@ -58,3 +58,9 @@ class AuditPage(BaseModel):
     columns: list[str]
     rows: list[dict[str, Any]]
     next_skip: int | None
+    next_cursor: str | None = Field(
+        None,
+        description="Audits paged by a cursor over the failed cases (deleted_then_needed, "
+        "retrieval_misses): pass it as cursor for the next page; null at the end. Their "
+        "next_skip is always null.",
+    )

@@ -10,7 +10,7 @@ from service.audits.models import AuditParameter
 from service.audits.spec import AuditSpec
 from service.errors import InvalidInput
 
-COMMON_PARAMETERS = ("project", "skip", "limit")
+COMMON_PARAMETERS = ("project", "skip", "limit", "cursor")
 """Query parameters every audit takes; the route reads them itself."""
 _TRUE, _FALSE = {"true", "1", "yes"}, {"false", "0", "no"}
 

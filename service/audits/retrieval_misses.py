@@ -49,4 +49,5 @@ SPEC = AuditSpec(
     "audits/retrieval_misses",
     memory_carries_answer,
     answer_needles=True,
+    cursor_paged=True,
 )

@@ -21,7 +21,8 @@ router = APIRouter(prefix="/audits", tags=["audits"])
 async def list_audits() -> list[AuditInfo]:
     """Every audit with its description, its own parameters (types, defaults) and its columns.
 
-    Every audit also takes ``project``, ``skip`` and ``limit``.
+    Every audit also takes ``project``, ``skip`` and ``limit`` (``cursor`` instead of ``skip``
+    for deleted_then_needed and retrieval_misses).
     """
     return audits.list_audits()
 
@@ -35,6 +36,16 @@ async def run_audit(
     project: ProjectDep,
     skip: Annotated[Skip, Query(description="Start here; use next_skip to page.")] = 0,
     limit: Annotated[int, limit_query(1000, "At most this many rows.")] = 100,
+    cursor: Annotated[
+        str | None,
+        Query(
+            max_length=4096,
+            description="deleted_then_needed and retrieval_misses page with a cursor over the "
+            "failed cases: the next_cursor of the previous page (none: the first page). They "
+            "refuse a skip (422): it would walk every failed case before the page. A cursor "
+            "of another audit or other parameters is a 422 saying what differs.",
+        ),
+    ] = None,
 ) -> AuditPage:
     """One page of the audit's rows for the project, read in read transactions within one
     time budget (``MEMTRACE_AUDIT_TIMEOUT_S``; past it a 422 says how to narrow the page).
@@ -43,6 +54,9 @@ async def run_audit(
     one is refused (422) rather than ignored, so a typo never silently runs the defaults. Page
     with ``next_skip``: audits that finish their rule in the service count candidates there,
     and a page may come back short (``MEMTRACE_AUDIT_CANDIDATE_SCAN``) with more to come.
+    deleted_then_needed and retrieval_misses page with ``next_cursor`` instead (a page covers
+    at most ``MEMTRACE_AUDIT_CURSOR_CASES`` failed cases, so it costs the same wherever it
+    starts, and may come back short or empty with more to come).
     """
     given = [
         (key, value)
@@ -58,4 +72,6 @@ async def run_audit(
         limit,
         settings.audit_candidate_scan,
         settings.audit_timeout_s,
+        cursor,
+        settings.audit_cursor_cases,
     )

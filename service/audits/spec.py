@@ -15,6 +15,9 @@ class AuditSpec:
     # The statement takes ``needles``: per failed case, substrings of its expected answer's
     # words, a cheap pre-filter for ``min_answer_coverage`` (see ``words.answer_needles``).
     answer_needles: bool = False
+    # Paged with a cursor over the project's failed cases (``service.audits.cursor``), not
+    # with skip: the statement takes first_case, last_case and skip (candidates of first_case).
+    cursor_paged: bool = False
 
     @property
     def name(self) -> str:

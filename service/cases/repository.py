@@ -12,6 +12,7 @@ from service.cases.models import CaseFilters, CaseView, Subgraph, SubgraphBounds
 from service.db import store_errors
 from service.neo4j_values import from_epoch, native
 from service.read_budget import ByteBudget, json_bytes
+from service.reports import kept_repository as kept
 
 
 def _attributes(value: str | None) -> dict[str, Any]:
@@ -186,6 +187,7 @@ async def record_verdict(
         if case is None:
             return None
         attributes = {**case.attributes, **({"verdict_note": note} if note is not None else {})}
+        before = await kept.counted_before(tx, project, [case_id])
         await tx.run(
             query("verdicts/record_verdict"),
             project=project,
@@ -197,6 +199,7 @@ async def record_verdict(
             if attributes
             else None,
         )
+        await kept.count_again(tx, project, before)
         return await read_case(tx, project, case_id)
 
     return await session.execute_write(work)

@@ -18,6 +18,7 @@ from neo4j import AsyncManagedTransaction, AsyncSession
 from cypher import query
 from service.db import store_errors, write_rerun
 from service.deletion.models import DeletionCounts
+from service.reports import kept_repository as kept
 
 OPERATIONS_PER_TRANSACTION = 2_000
 NODES_PER_TRANSACTION = 10_000
@@ -35,6 +36,8 @@ async def _operation_ids(
 async def _delete_operations(
     tx: AsyncManagedTransaction, project: str, ids: list[str]
 ) -> dict[str, int]:
+    touched = await tx.run(query("reports/cases_of_operations"), project=project, ids=ids)
+    before = await kept.counted_before(tx, project, (await touched.single(strict=True))["ids"])
     result = await tx.run(query("deletion/delete_operations"), project=project, ids=ids)
     record = await result.single()
     assert record is not None  # the statement always returns one row
@@ -44,6 +47,7 @@ async def _delete_operations(
     if consumed:
         result = await tx.run(query("deletion/recheck_reach"), project=project, ids=consumed)
         await result.consume()
+    await kept.count_again(tx, project, before)
     return counts
 
 
@@ -69,9 +73,11 @@ async def _old_case_ids(tx: AsyncManagedTransaction, project: str, before: datet
 async def _delete_cases(
     tx: AsyncManagedTransaction, project: str, ids: list[str]
 ) -> dict[str, int]:
+    before = await kept.counted_before(tx, project, ids)
     result = await tx.run(query("deletion/delete_cases"), project=project, ids=ids)
     record = await result.single()
     assert record is not None  # the statement always returns one row
+    await kept.count_again(tx, project, before)
     return dict(record)
 
 
@@ -123,6 +129,7 @@ PROJECT_STEPS = (
     "deletion/project/delete_judge_checks",
     "deletion/project/delete_optimization_claims",
     "deletion/project/delete_otlp_warnings",
+    "deletion/project/delete_report_counts",
 )
 """The per-label statements of DELETE /project, one for each label a project's nodes carry but
 the deletion marker, each a seek on that label's (project, ...) index."""

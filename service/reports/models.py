@@ -27,6 +27,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 Bucket = Literal["day", "week"]
+Counted = Literal["kept", "cases"]
+"""How a report was counted: from the kept counts (``kept``), or case by case (``cases``)."""
 
 
 class ReportFilters(BaseModel):
@@ -36,6 +38,7 @@ class ReportFilters(BaseModel):
     since: datetime | None = None
     until: datetime | None = None
     bucket: Bucket = "day"
+    recount: bool = False
 
 
 class ReportTotals(BaseModel):
@@ -140,6 +143,12 @@ class Report(BaseModel):
     project: str
     generated_at: datetime
     filters: ReportFilters
+    counted: Counted = Field(
+        "cases",
+        description="'kept': read from the counts kept as cases change (cost independent of the "
+        "project's size); 'cases': counted case by case (recount=true, or a since/until "
+        "that is not a UTC midnight).",
+    )
     totals: ReportTotals
     rows: list[ErrorBreakdownRow] = Field(
         description="By system x error type x blamed operation name, most frequent first."

@@ -29,8 +29,18 @@ def _filters(
         datetime | None, Query(description="Only cases answered before this time (no zone: UTC).")
     ] = None,
     bucket: Annotated[Bucket, Query(description="Period of the trend: UTC day or week.")] = "day",
+    recount: Annotated[
+        bool,
+        Query(
+            description="Count case by case instead of reading the counts kept as cases "
+            "change. The kept counts answer every report whose since and until (if given) "
+            "are UTC midnights, at a cost independent of the project's size; another since "
+            "or until is counted case by case whatever this says. The answer's 'counted' "
+            "says which was used. Both give the same figures."
+        ),
+    ] = False,
 ) -> ReportFilters:
-    return ReportFilters(system=system, since=since, until=until, bucket=bucket)
+    return ReportFilters(system=system, since=since, until=until, bucket=bucket, recount=recount)
 
 
 FiltersDep = Annotated[ReportFilters, Depends(_filters)]

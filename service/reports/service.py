@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import get_args
 
 from neo4j import AsyncSession
@@ -20,11 +20,13 @@ from service.errors import InvalidInput, ReadTimedOut
 from service.prompts.service import version_rates
 from service.read_budget import Deadline
 from service.reports import repository as reports
+from service.reports.kept_repository import CountRow
 from service.reports.models import (
     BlamedOperationCount,
     BlamedPromptCount,
     Bucket,
     CostTotals,
+    Counted,
     ErrorBreakdownRow,
     ErrorTypeCount,
     PromptVersionRate,
@@ -34,7 +36,6 @@ from service.reports.models import (
     SystemCount,
     TrendRow,
 )
-from service.reports.repository import CaseRow
 from service.times import in_utc
 
 ERROR_TYPES: tuple[str, ...] = get_args(ErrorType)
@@ -54,30 +55,51 @@ def check_filters(filters: ReportFilters) -> ReportFilters:
 
 def period_start(moment: datetime, bucket: Bucket) -> date:
     """The UTC day of ``moment``, or the Monday of its week."""
-    day = moment.astimezone(UTC).date()
+    return day_period(moment.astimezone(UTC).date(), bucket)
+
+
+def day_period(day: date, bucket: Bucket) -> date:
+    """``day``, or the Monday of its week."""
     return day - timedelta(days=day.weekday()) if bucket == "week" else day
+
+
+def _midnight(moment: datetime | None) -> bool:
+    return moment is None or moment.astimezone(UTC).time() == time(0)
+
+
+def kept_counts_answer(filters: ReportFilters) -> bool:
+    """Whether the kept counts can answer a report with ``filters`` (in UTC): they count by UTC
+    day, so a window must start and end at UTC midnight; ``recount`` asks for case by case."""
+    return not filters.recount and _midnight(filters.since) and _midnight(filters.until)
 
 
 def _share(count: int, whole: int) -> float:
     return round(count / whole, 4) if whole else 0.0
 
 
-def _totals(rows: list[CaseRow]) -> ReportTotals:
-    status = Counter(r.status for r in rows if r.status)
+def _totals(rows: list[CountRow]) -> ReportTotals:
+    status: Counter[str] = Counter()
+    for r in rows:
+        if r.status:
+            status[r.status] += r.cases
     return ReportTotals(
-        cases=len(rows),
-        failed=sum(r.verdict == "failed" for r in rows),
+        cases=sum(r.cases for r in rows),
+        failed=sum(r.cases for r in rows if r.verdict == "failed"),
         attributions=sum(status.values()),
         attributed=status["attributed"],
         inconclusive=status["inconclusive"],
         not_failed=status["not_failed"],
         unanswerable=status["unanswerable"],
-        failed_unattributed=sum(r.verdict == "failed" and r.status is None for r in rows),
+        failed_unattributed=sum(
+            r.cases for r in rows if r.verdict == "failed" and r.status is None
+        ),
     )
 
 
-def _breakdown(attributed: list[CaseRow]) -> list[ErrorBreakdownRow]:
-    counts = Counter((r.system, r.error_type or "", r.operation_name) for r in attributed)
+def _breakdown(attributed: list[CountRow]) -> list[ErrorBreakdownRow]:
+    counts: Counter[tuple[str | None, str, str | None]] = Counter()
+    for r in attributed:
+        counts[(r.system, r.error_type or "", r.operation_name)] += r.cases
     ordered = sorted(
         counts.items(), key=lambda kv: (-kv[1], str(kv[0][0]), kv[0][1], str(kv[0][2]))
     )
@@ -87,19 +109,21 @@ def _breakdown(attributed: list[CaseRow]) -> list[ErrorBreakdownRow]:
     ]
 
 
-def _by_error_type(attributed: list[CaseRow]) -> list[ErrorTypeCount]:
-    counts = Counter(r.error_type for r in attributed)
+def _by_error_type(attributed: list[CountRow]) -> list[ErrorTypeCount]:
+    counts: Counter[str | None] = Counter()
+    for r in attributed:
+        counts[r.error_type] += r.cases
+    whole = counts.total()
     known = [*ERROR_TYPES, *sorted(str(t) for t in counts if t not in ERROR_TYPES)]
     return [
-        ErrorTypeCount(error_type=t, count=counts[t], share=_share(counts[t], len(attributed)))
-        for t in known
+        ErrorTypeCount(error_type=t, count=counts[t], share=_share(counts[t], whole)) for t in known
     ]
 
 
-def _by_system(attributed: list[CaseRow]) -> list[SystemCount]:
+def _by_system(attributed: list[CountRow]) -> list[SystemCount]:
     per: dict[str | None, Counter[str]] = defaultdict(Counter)
     for r in attributed:
-        per[r.system][r.error_type or ""] += 1
+        per[r.system][r.error_type or ""] += r.cases
     ordered = sorted(per.items(), key=lambda kv: (-kv[1].total(), str(kv[0])))
     return [
         SystemCount(system=s, count=c.total(), by_error_type={t: c[t] for t in ERROR_TYPES if c[t]})
@@ -107,55 +131,56 @@ def _by_system(attributed: list[CaseRow]) -> list[SystemCount]:
     ]
 
 
-def _top_operations(attributed: list[CaseRow]) -> list[BlamedOperationCount]:
+def _top_operations(attributed: list[CountRow]) -> list[BlamedOperationCount]:
     ids: dict[tuple[str | None, str | None], set[str]] = defaultdict(set)
     counts: Counter[tuple[str | None, str | None]] = Counter()
     for r in attributed:
         key = (r.operation_name, r.operation_system)
-        counts[key] += 1
+        counts[key] += r.cases
         if r.operation_id:
             ids[key].add(r.operation_id)
+    whole = counts.total()
     ordered = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0][0]), str(kv[0][1])))
     return [
         BlamedOperationCount(
             operation_name=name,
             system=system,
             count=n,
-            share=_share(n, len(attributed)),
+            share=_share(n, whole),
             operations=len(ids[(name, system)]),
         )
         for (name, system), n in ordered
     ]
 
 
-def _top_prompts(attributed: list[CaseRow]) -> list[BlamedPromptCount]:
+def _top_prompts(attributed: list[CountRow]) -> list[BlamedPromptCount]:
     counts: Counter[str] = Counter()
     names: dict[str, set[str]] = defaultdict(set)
     for r in attributed:
         if r.prompt is None:
             continue
-        counts[r.prompt] += 1
+        counts[r.prompt] += r.cases
         if r.operation_name:
             names[r.prompt].add(r.operation_name)
+    whole = sum(r.cases for r in attributed)
     return [
         BlamedPromptCount(
             prompt=prompt,
             count=n,
-            share=_share(n, len(attributed)),
+            share=_share(n, whole),
             operation_names=sorted(names[prompt]),
         )
         for prompt, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     ]
 
 
-def _cost(rows: Iterable[CaseRow]) -> CostTotals:
-    stored = [r for r in rows if r.cost is not None]
-    costs = [r.cost for r in stored if r.cost is not None]
-    n = len(costs)
-    llm_calls = sum(c.llm_calls for c in costs)
-    input_tokens = sum(c.input_tokens for c in costs)
-    output_tokens = sum(c.output_tokens for c in costs)
-    seconds = sum(c.seconds for c in costs)
+def _cost(rows: Iterable[CountRow]) -> CostTotals:
+    stored = [r for r in rows if r.status]
+    n = sum(r.cases for r in stored)
+    llm_calls = sum(r.llm_calls for r in stored)
+    input_tokens = sum(r.input_tokens for r in stored)
+    output_tokens = sum(r.output_tokens for r in stored)
+    seconds = sum(r.seconds for r in stored)
     return CostTotals(
         attributions=n,
         llm_calls=llm_calls,
@@ -171,10 +196,11 @@ def _cost(rows: Iterable[CaseRow]) -> CostTotals:
     )
 
 
-def _trend(attributed: list[CaseRow], bucket: Bucket) -> list[TrendRow]:
-    counts = Counter(
-        (period_start(r.at, bucket), r.error_type or "") for r in attributed if r.at is not None
-    )
+def _trend(attributed: list[CountRow], bucket: Bucket) -> list[TrendRow]:
+    counts: Counter[tuple[date, str]] = Counter()
+    for r in attributed:
+        if r.day is not None:
+            counts[(day_period(r.day, bucket), r.error_type or "")] += r.cases
     order = {t: i for i, t in enumerate(ERROR_TYPES)}
     return [
         TrendRow(period=p, error_type=t, count=n)
@@ -182,14 +208,18 @@ def _trend(attributed: list[CaseRow], bucket: Bucket) -> list[TrendRow]:
     ]
 
 
-def summarise(project: str, filters: ReportFilters, rows: list[CaseRow]) -> Report:
-    """The report of ``rows`` (cases already filtered). Attributed failed cases are those whose
-    stored attribution has status ``attributed``: only they have an error type."""
+def summarise(
+    project: str, filters: ReportFilters, rows: list[CountRow], counted: Counted = "cases"
+) -> Report:
+    """The report of ``rows`` (cases already filtered, one row per case or kept count nodes).
+    Attributed failed cases are those whose stored attribution has status ``attributed``: only
+    they have an error type."""
     attributed = [r for r in rows if r.status == "attributed" and r.verdict == "failed"]
     return Report(
         project=project,
         generated_at=datetime.now(UTC),
         filters=filters,
+        counted=counted,
         totals=_totals(rows),
         rows=_breakdown(attributed),
         by_error_type=_by_error_type(attributed),
@@ -222,15 +252,23 @@ async def build_report(
     ``session`` must be a read-access session."""
     filters = check_filters(filters)
     deadline = Deadline.starting_now(budget_s)
+    counted: Counted = "kept" if kept_counts_answer(filters) else "cases"
     try:
-        rows = await reports.case_rows(
-            session, deadline, project, filters.system, filters.since, filters.until
-        )
+        if counted == "kept":
+            rows = await reports.kept_rows(
+                session, deadline, project, filters.system, filters.since, filters.until
+            )
+        else:
+            cases = await reports.case_rows(
+                session, deadline, project, filters.system, filters.since, filters.until
+            )
+            rows = [CountRow.of_case(c) for c in cases]
         rates = await version_rates(session, project, deadline)
     except ReadTimedOut as e:
         raise _too_long(budget_s) from e
     versions = [PromptVersionRate(name=v.label.rsplit("@", 1)[0], **v.model_dump()) for v in rates]
-    return summarise(project, filters, rows).model_copy(update={"prompt_versions": versions})
+    report = summarise(project, filters, rows, counted)
+    return report.model_copy(update={"prompt_versions": versions})
 
 
 async def build_report_html(

@@ -58,6 +58,7 @@ from ingest.marks import reach_in_batch, rewrites_in_batch
 from ingest.rows import BatchRows, split_rows
 from service.db import RACE_RERUNS, store_errors, vanished
 from service.errors import ConcurrentChange, Conflict
+from service.reports import kept_repository as kept
 from service.traces.models import IngestResult, KindCounts
 
 LOST_UNITS = (
@@ -256,9 +257,11 @@ async def _create_all(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestRes
         ({**row, "reaches_memory": row["id"] in reached} for row in rows.units.values()),
         key=_by_id,
     )
+    counted = await _counted_before(tx, p, operations, [], list(rows.cases))
     await _run(tx, query("ingest/create_units"), project=p, rows=units)
     await _link(tx, query("ingest/create_operations"), project=p, rows=operations)
     await _link(tx, query("ingest/create_cases"), project=p, rows=list(rows.cases.values()))
+    await kept.count_again(tx, p, counted)
     await _mark_reach_from(tx, p, ask)
     undecided = [op["id"] for op in operations if op["rewrites_memory"] is None]
     await _mark_rewrites(tx, p, undecided, [])
@@ -344,11 +347,15 @@ async def _write_looked_up(tx: AsyncManagedTransaction, rows: BatchRows) -> Inge
     refs = [uid for uid in units.missing if uid not in rows.units]
     new_ops = [rows.operations[oid] for oid in ops.missing]
     new_cases = [rows.cases[cid] for cid in cases.missing]
+    counted = await _counted_before(
+        tx, p, new_ops, [row["id"] for row in fill_units], [row["id"] for row in new_cases]
+    )
     await _run(tx, query("ingest/create_unit_refs"), project=p, ids=refs)
     await _run(tx, query("ingest/create_units"), project=p, rows=new_units)
     await _link(tx, query("ingest/define_units"), project=p, rows=fill_units)
     await _link(tx, query("ingest/create_operations"), project=p, rows=new_ops)
     await _link(tx, query("ingest/create_cases"), project=p, rows=new_cases)
+    await kept.count_again(tx, p, counted)
     await _mark_reach(tx, p, new_ops, new_units + fill_units)
     await _mark_rewrites(tx, p, ops.missing, units.undefined)
     return IngestResult(
@@ -358,6 +365,25 @@ async def _write_looked_up(tx: AsyncManagedTransaction, rows: BatchRows) -> Inge
         ),
         existing=KindCounts(units=units.identical, operations=ops.identical, cases=cases.identical),
     )
+
+
+async def _counted_before(
+    tx: AsyncManagedTransaction,
+    project: str,
+    operations: list[dict[str, Any]],
+    defined: list[str],
+    cases: list[str],
+) -> dict[str, kept.Contribution | None]:
+    """The batch's new ``cases`` and the stored cases whose report row it can change, locked
+    with what they count now (``service.reports.kept_repository``): those answered by a unit
+    one of the new ``operations`` produces (the case's system) or the batch ``defined`` (its
+    time)."""
+    answers = sorted({edge["unit"] for op in operations for edge in op["outputs"]} | set(defined))
+    stored: list[str] = []
+    if answers:
+        result = await tx.run(query("reports/cases_answering"), project=project, ids=answers)
+        stored = (await result.single(strict=True))["ids"]
+    return await kept.counted_before(tx, project, [*cases, *stored])
 
 
 @store_errors

@@ -741,8 +741,25 @@ def test_cli_audit_table_and_json(service: ServiceHandle, project: str) -> None:
         ("c-cat", "mem-dog"),
         ("c-dog", "mem-cat"),
     ]
-    assert result["next_skip"] == 3
+    # deleted_then_needed pages with a cursor (next_skip is always null), --cursor goes on.
+    assert result["next_skip"] is None and result["next_cursor"]
     assert result["parameters"] == {"min_answer_coverage": 0}
+    following = memtrace(
+        "audit",
+        "deleted_then_needed",
+        "--project",
+        project,
+        "--param",
+        "min_answer_coverage=0",
+        "--cursor",
+        result["next_cursor"],
+        "--json",
+        "--url",
+        service.url,
+    )
+    assert following.returncode == 0, following.stderr
+    rest = [(r["case"], r["memory_id"]) for r in json.loads(following.stdout)["rows"]]
+    assert rest and rest[0] == ("c-dog", "mem-dog")
 
 
 def test_cli_audit_errors(service: ServiceHandle, down_service: ServiceHandle) -> None:

@@ -47,16 +47,29 @@ def two_sessions(project: str) -> dict[str, Any]:
 
 
 def ids(driver: Driver, project: str) -> set[str]:
+    """The project's data nodes (its kept report counts aside: they count, they are not data,
+    and one back at zero stays until the project goes: ``report_counts``)."""
     rows = driver.execute_query(
-        "MATCH (n {project: $p}) RETURN coalesce(n.id, n.case_id) AS id, labels(n)[0] AS label",
+        "MATCH (n {project: $p}) WHERE NOT n:ReportCount "
+        "RETURN coalesce(n.id, n.case_id) AS id, labels(n)[0] AS label",
         p=project,
     ).records
     return {f"{r['label']}:{r['id']}" for r in rows}
 
 
 def orphans(driver: Driver, project: str) -> int:
+    """Nodes of the project nothing links to, but its kept report counts (never linked)."""
     return driver.execute_query(
-        "MATCH (n {project: $p}) WHERE NOT EXISTS { (n)--() } RETURN count(n) AS n", p=project
+        "MATCH (n {project: $p}) WHERE NOT EXISTS { (n)--() } AND NOT n:ReportCount "
+        "RETURN count(n) AS n",
+        p=project,
+    ).records[0]["n"]
+
+
+def report_counts(driver: Driver, project: str) -> int:
+    """How many kept report count nodes the project has (service/reports/kept_repository.py)."""
+    return driver.execute_query(
+        "MATCH (n:ReportCount {project: $p}) RETURN count(n) AS n", p=project
     ).records[0]["n"]
 
 
@@ -169,10 +182,14 @@ def test_deleting_a_project_needs_its_name_and_removes_all_of_it(
     wrong = client.delete("/project", params={"project": project, "confirm": other})
     assert wrong.status_code == 422 and "confirm" in wrong.json()["message"]
     assert ids(neo4j_driver, project)
+    counts = report_counts(neo4j_driver, project)
+    assert counts >= 1
     done = client.delete("/project", params={"project": project, "confirm": project})
     assert done.status_code == 200, done.text
-    assert done.json() == {"project": project, "nodes": 13}  # 7 units, 4 ops, case, attribution
+    # 7 units, 4 ops, case, attribution, and the project's kept report counts
+    assert done.json() == {"project": project, "nodes": 13 + counts}
     assert ids(neo4j_driver, project) == set()
+    assert report_counts(neo4j_driver, project) == 0
     assert len(ids(neo4j_driver, other)) == 12
 
 

@@ -1,6 +1,6 @@
 // /ui/audits: each audit (GET /audits) with its description and parameters; running one shows a
 // page of its rows (GET /audits/{name}), ids linking to their case, unit and operation pages,
-// paged by next_skip.
+// paged by next_skip (next_cursor for the audits that page with a cursor).
 "use strict";
 
 (async function () {
@@ -45,8 +45,10 @@
     });
     const form = el("form", { class: "filters", "data-audit": audit.name }, inputs,
       el("button", { type: "submit", text: "Run" }));
-    async function run(skip) {
-      const query = { skip, limit: 50 };
+    // from: { skip } for the audits paged by next_skip, { cursor } for those paged by
+    // next_cursor (deleted_then_needed, retrieval_misses refuse a skip).
+    async function run(from) {
+      const query = { ...from, limit: 50 };
       for (const p of audit.parameters) {
         const value = form.elements[p.name].value;
         if (value !== "") query[p.name] = value;
@@ -54,11 +56,14 @@
       out.replaceChildren(el("p", { class: "note", text: "running…" }));
       try {
         const result = await api(`audits/${encodeURIComponent(audit.name)}`, query);
-        const more = result.next_skip === null ? null
-          : el("button", { type: "button", class: "more", text: "next page", onclick: () => run(result.next_skip) });
+        const next = result.next_cursor ? { cursor: result.next_cursor }
+          : result.next_skip === null ? null : { skip: result.next_skip };
+        const more = next === null ? null
+          : el("button", { type: "button", class: "more", text: "next page", onclick: () => run(next) });
         // replaceChildren writes a null as the text "null": leave the button out instead.
         out.replaceChildren(
-          el("p", { class: "note", text: `${result.rows.length} row(s) from ${result.skip}` }),
+          el("p", { class: "note", text: from.cursor ? `${result.rows.length} row(s) from the cursor`
+            : `${result.rows.length} row(s) from ${result.skip}` }),
           result.rows.length ? rowsTable(result) : el("p", { class: "note", text: "Nothing found." }),
           ...(more ? [more] : []),
         );
