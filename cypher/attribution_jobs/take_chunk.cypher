@@ -4,7 +4,7 @@
 // several processes polling at once mostly pick different ones); its first SET takes the
 // chunk's write lock before free_at is read again, so of two takers the second reads the
 // first's new lease and takes nothing. The lease lasts $lease_ms by the store's clock. The job's
-// heartbeat_at says a process works on it. Returns no row when nothing was taken.
+// heartbeat_at says a process works on it; taken_by lists every holder the chunk had. Returns no row when nothing was taken.
 // $params: holder (string), lease_ms (int), look (int)
 MATCH (k:JobChunk)
 WHERE k.free_at <= datetime()
@@ -15,6 +15,6 @@ REMOVE k.take_lock
 WITH k WHERE k.free_at <= datetime()
 MATCH (k)-[:CHUNK_OF]->(j:AttributionJob {status: 'running'})
 SET k.holder = $holder, k.free_at = datetime() + duration({milliseconds: $lease_ms}),
-    k.taken = coalesce(k.taken, 0) + 1, j.heartbeat_at = datetime()
+    k.taken_by = coalesce(k.taken_by, []) + $holder, j.heartbeat_at = datetime()
 RETURN k.project AS project, k.job_id AS job_id, k.seq AS seq,
        j.judge AS judge, j.refresh AS refresh, j.max_llm_calls AS max_llm_calls

@@ -11,6 +11,6 @@ SET k.take_lock = true
 REMOVE k.take_lock
 WITH j, k WHERE k.free_at IS NOT NULL AND (k.holder IS NULL OR k.free_at <= datetime())
 SET k.holder = $holder, k.free_at = datetime() + duration({milliseconds: $lease_ms}),
-    k.taken = coalesce(k.taken, 0) + 1, j.heartbeat_at = datetime()
+    k.taken_by = coalesce(k.taken_by, []) + $holder, j.heartbeat_at = datetime()
 RETURN k.project AS project, k.job_id AS job_id, k.seq AS seq,
        j.judge AS judge, j.refresh AS refresh, j.max_llm_calls AS max_llm_calls
