@@ -204,42 +204,48 @@ class _Heartbeat(_LoopThread):
         return asyncio.run_coroutine_threadsafe(self._beat(), self._loop)
 
     async def _beat(self) -> None:
-        settings = self._settings
         while True:
-            await asyncio.sleep(settings.job_heartbeat_s)
-            held: dict[Store, dict[ChunkKey, str]] = {}
-            for taker in self._takers:
-                chunk, work = taker.chunk, taker.work
-                if chunk is None:
-                    continue
-                if taker.still_s() > settings.job_stall_s:
-                    if not taker.stalled:
-                        log.warning(
-                            "attribution job %s: a taker has not moved on for %g s; its chunk "
-                            "%d is cancelled and taken by any process once its lease expires",
-                            chunk.job_id,
-                            settings.job_stall_s,
-                            chunk.seq,
-                        )
-                        taker.stalled = True
-                        if work is not None:
-                            self._worker_loop.call_soon_threadsafe(work.cancel)
-                    continue
-                store = self._stores_here().for_project(chunk.project)
-                held.setdefault(store, {})[chunk] = taker.holder
-            for store, chunks in held.items():
-                try:
-                    async with store.driver.session(database=store.database) as session:
-                        kept = await jobs.renew(session, chunks, lease_ms(settings))
-                except StoreUnavailable:
-                    continue  # the takers see it too
-                for lost in set(chunks) - kept:
-                    log.info(
-                        "attribution job %s: chunk %d is no longer this process's (done, "
-                        "stopped or taken over)",
-                        lost.job_id,
-                        lost.seq,
+            await asyncio.sleep(self._settings.job_heartbeat_s)
+            try:
+                await self._renew()
+            except Exception as e:  # the heartbeat never dies: a dead one loses every lease
+                log.error("attribution job heartbeat failed", exc_info=e)
+
+    async def _renew(self) -> None:
+        settings = self._settings
+        held: dict[str, tuple[Store, dict[ChunkKey, str]]] = {}  # by store name
+        for taker in self._takers:
+            chunk, work = taker.chunk, taker.work
+            if chunk is None:
+                continue
+            if taker.still_s() > settings.job_stall_s:
+                if not taker.stalled:
+                    log.warning(
+                        "attribution job %s: a taker has not moved on for %g s; its chunk %d "
+                        "is cancelled and taken by any process once its lease expires",
+                        chunk.job_id,
+                        settings.job_stall_s,
+                        chunk.seq,
                     )
+                    taker.stalled = True
+                    if work is not None:
+                        self._worker_loop.call_soon_threadsafe(work.cancel)
+                continue
+            store = self._stores_here().for_project(chunk.project)
+            held.setdefault(store.name, (store, {}))[1][chunk] = taker.holder
+        for store, chunks in held.values():
+            try:
+                async with store.driver.session(database=store.database) as session:
+                    kept = await jobs.renew(session, chunks, lease_ms(settings))
+            except StoreUnavailable:
+                continue  # the takers see it too
+            for lost in set(chunks) - kept:
+                log.info(
+                    "attribution job %s: chunk %d is no longer this process's (done, stopped "
+                    "or taken over)",
+                    lost.job_id,
+                    lost.seq,
+                )
 
 
 class JobWorker(_LoopThread):
