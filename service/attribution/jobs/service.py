@@ -22,11 +22,20 @@ from service.attribution.jobs.runner import (
     attribute_request,
     head_start_ms,
     nudge,
+    worker,
 )
 from service.attribution.models import AttributionResult
 from service.attribution.service import build_judge, close_judge
 from service.errors import Conflict, NotFound
 from service.settings import Settings
+
+
+def start_takers(settings: Settings) -> None:
+    """Start this process's job takers (``job_pool`` of them; none when 0), which take chunks
+    of every process's jobs, and give jobs written before chunks existed their chunks. Called
+    once, from the lifespan."""
+    if settings.job_pool > 0:
+        worker(settings).start()
 
 
 def _not_found(project: str, job_id: str) -> NotFound:
