@@ -131,3 +131,45 @@ def test_three_processes_share_a_job_and_outlive_a_kill_9(
         # one could have been stored in the instant before the kill).
         taken_over = [seq for seq in held_at_kill if not _of(pids[0])(chunks[seq]["taken_by"][-1])]
         assert taken_over, {seq: chunks[seq] for seq in held_at_kill}
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(600)
+def test_a_running_job_from_before_chunks_is_chunked_at_start_up_and_completes(
+    own_neo4j: Neo4jHandle, workdir: Path
+) -> None:
+    """A job a service of the earlier version was running (a runner, a heartbeat, no chunks)
+    when every process was restarted on this version: the first process to start gives it
+    chunks and its takers finish it, without a resume."""
+    uri = own_neo4j.uri
+    project = f"t-old-job-{time.monotonic_ns()}"
+    batch = demo_copies(project, 8, odd_first=False)
+    total = len(failed_ids(batch))
+    with GraphDatabase.driver(uri, auth=(own_neo4j.user, own_neo4j.password)) as driver:
+        with (
+            run_service(uri, workdir, MEMTRACE_JOB_POOL="0") as loader,
+            httpx.Client(base_url=loader.url, timeout=60) as c,
+        ):
+            assert c.post("/traces", json=batch).status_code == 200
+        # The job as the earlier version wrote it, its runner long dead.
+        driver.execute_query(
+            "CREATE (j:AttributionJob {project: $project, id: 'old', active_project: $project, "
+            "status: 'running', runner: 'gone', judge: 'heuristic', refresh: false, "
+            "max_llm_calls: null, created_at: datetime(), "
+            "heartbeat_at: datetime() - duration('PT1H'), total: $total}) "
+            "WITH j MATCH (c:Case {project: $project, verdict: 'failed'}) "
+            "CREATE (j)-[:COVERS]->(c)",
+            project=project,
+            total=total,
+        )
+        with (
+            run_service(uri, workdir) as service,
+            httpx.Client(base_url=service.url, timeout=60) as c,
+        ):
+            done = wait_for(c, project, "old", {"completed", "failed"}, timeout_s=300)
+        assert (done["status"], done["done"], done["attributed"]) == ("completed", total, total)
+        stored = attributions_in_neo4j(driver, project)
+        assert set(stored) == failed_ids(batch)
+        assert all(len(s) == 1 and s[0]["job"] == "old" for s in stored.values())
+        chunks = _chunks(driver, project, "old")
+        assert len(chunks) == (total + 15) // 16 and all(k["done"] for k in chunks)
