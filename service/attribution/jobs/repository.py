@@ -45,8 +45,8 @@ FAILURES_SHOWN = 20
 
 @dataclass(frozen=True)
 class Claim:
-    """What a resume found: whether it claimed the job for its runner, the status and last
-    heartbeat the job had (with its age by Neo4j's clock), and the job's judge settings."""
+    """What a resume found: whether it claimed the job (gave it back to the takers), the status
+    and last heartbeat the job had (with its age by Neo4j's clock), and its judge settings."""
 
     claimed: bool
     status: str
