@@ -15,6 +15,7 @@ NODE_LABELS = frozenset(
         "Case",
         "Attribution",
         "AttributionJob",
+        "JobChunk",
         "ProjectDeletion",
         "JudgeCheck",
         "OtlpWarnings",
@@ -39,6 +40,8 @@ EDGE_TYPES = {
     "ATTRIBUTED": "(:Case)-[:ATTRIBUTED]->(:Attribution): the case's stored attribution",
     "BLAMES": "(:Attribution)-[:BLAMES]->(:Operation): the operation it blames",
     "COVERS": "(:AttributionJob)-[:COVERS {state}]->(:Case): a case the job attributes",
+    "CHUNK_OF": "(:JobChunk)-[:CHUNK_OF]->(:AttributionJob): a chunk of the job's cases, leased",
+    "TAKES": "(:JobChunk)-[:TAKES]->(:Case): a case of the chunk",
     "USED": "(:Operation)-[:USED]->(:Attribution): an optimization learnt from this attribution",
 }
 
@@ -49,6 +52,7 @@ CONSTRAINTS = frozenset(
         "case_key",
         "attribution_job_key",
         "attribution_job_active",
+        "job_chunk_key",
         "project_deletion_key",
         "judge_check_key",
         "otlp_warnings_key",
@@ -78,5 +82,6 @@ INDEXES = frozenset(
         "unit_memory_id",
         "case_verdict",
         "attribution_project",
+        "job_chunk_free",
     }
 )

@@ -14,6 +14,7 @@ from fastapi import Depends, FastAPI
 from service.adhoc import routes as adhoc
 from service.attribution import routes as attribution
 from service.attribution.jobs import routes as attribution_jobs
+from service.attribution.jobs import service as attribution_job_service
 from service.attribution.judge_check import routes as judge
 from service.attribution.judge_check.service import self_check
 from service.attribution.service import probe_llm
@@ -71,6 +72,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # In the background, so the start is not slowed: a wrong URL, key or model (readyz),
         # then the judge check of the model (llm_self_check).
         llm_probe = asyncio.create_task(_check_llm(settings))
+        # Every process takes chunks of any process's attribution jobs (job_pool takers on the
+        # job thread; service.attribution.jobs.runner), and gives old jobs chunks.
+        attribution_job_service.start_takers(settings)
         # What start-up made (modules, routes, models, the drivers) lives as long as the process:
         # frozen out of the garbage collector, a full collection walks only what requests made.
         # Reads that build thousands of objects (a ~1,000-node subgraph) set one off every few

@@ -149,30 +149,51 @@ class Settings(BaseSettings):
     job_heartbeat_s: float = Field(
         2.0,
         gt=0,
-        description="How often a running attribution job's runner, or a running prompt "
-        "optimisation's claim on its prompt, says it is alive.",
+        description="How often a job taker renews the leases of the chunks it works on (and "
+        "their jobs' heartbeats), or a running prompt optimisation's claim on its prompt says "
+        "it is alive.",
     )
     job_stale_s: float = Field(
         10.0,
         gt=0,
-        description="A running job whose runner has not been heard of for this long is shown "
-        "as interrupted and may be resumed, and a prompt optimisation's claim not renewed for "
-        "this long may be taken by another; several heartbeats long.",
+        description="A running job no process has been heard of on for this long is shown "
+        "as interrupted (its chunks are taken over once their leases expire, or at once by a "
+        "resume), and a prompt optimisation's claim not renewed for this long may be taken by "
+        "another; several heartbeats long.",
+    )
+    job_pool: int = Field(
+        4,
+        ge=0,
+        le=64,
+        description="Job takers per service process: how many chunks of attribution jobs "
+        "(any process's) it works on at once. 0: this process takes no job work.",
+    )
+    job_lease_s: float = Field(
+        30.0,
+        gt=0,
+        description="A taker's lease on a job chunk, renewed every job_heartbeat_s while it "
+        "works; a chunk whose lease expired (its process died or stalled) is taken by any "
+        "process. Several heartbeats long.",
+    )
+    job_poll_s: float = Field(
+        1.0,
+        gt=0,
+        description="How often an idle job taker looks for a free chunk.",
     )
     job_store_wait_s: float = Field(
         60.0,
         ge=0,
-        description="How long a job's runner keeps trying an unreachable Neo4j (backing off "
-        "from 0.5 s to 8 s between tries) before it ends; the job then shows as interrupted "
-        "and is resumed by hand. A store back within it: the job goes on by itself.",
+        description="How long a job taker keeps trying its chunk against an unreachable Neo4j "
+        "(backing off from 0.5 s to 8 s between tries) before it lets the chunk go; its lease "
+        "then expires and any process takes it again once Neo4j answers.",
     )
     job_stall_s: float = Field(
         600.0,
         gt=0,
-        description="A running job's runner that has not moved on (read its pending cases, "
-        "finished a case, stored a chunk, tried an unreachable store) for this long is taken "
-        "as stuck: its heartbeat stops and it is cancelled, so the job shows as interrupted "
-        "and can be resumed. Longer than the slowest case (its LLM calls) may take.",
+        description="A job taker that has not moved on (read its chunk, finished a case, stored "
+        "the chunk, tried an unreachable store) for this long is taken as stuck: its lease is "
+        "no longer renewed and it is cancelled, so another process takes the chunk once the "
+        "lease expires. Longer than the slowest case (its LLM calls) may take.",
     )
     job_case_spin_s: float = Field(
         0.0,
@@ -292,6 +313,11 @@ class Settings(BaseSettings):
             raise ValueError(
                 "MEMTRACE_JOB_STALE_S must exceed two heartbeats (MEMTRACE_JOB_HEARTBEAT_S): "
                 "a live runner would be shown interrupted between two of its beats"
+            )
+        if self.job_lease_s <= 2 * self.job_heartbeat_s:
+            raise ValueError(
+                "MEMTRACE_JOB_LEASE_S must exceed two heartbeats (MEMTRACE_JOB_HEARTBEAT_S): "
+                "a live taker's chunk would be taken between two of its renewals"
             )
         return self
 

@@ -35,6 +35,9 @@ fields may differ).
 
 Figures go to ``benchmarks/results/attribution_job_<shape>.json``, one file per shape (``--name``
 changes the file name).
+
+``--processes 1,2,4 --runs 3``: instead, one job shared by 1, 2 and 4 service processes on one
+Neo4j, its cases/s and CPU per case (``benchmarks.attribution.job_processes``).
 """
 
 from __future__ import annotations
@@ -180,7 +183,7 @@ def wait_all(client: httpx.Client, jobs: dict[str, str]) -> dict[str, dict[str, 
             if project in ended:
                 continue
             job = client.get(f"/attribution-jobs/{job_id}", params={"project": project}).json()
-            # "interrupted" only says the heartbeat is late (a loaded machine): its runner may
+            # "interrupted" only says the heartbeat is late (a loaded machine): its takers may
             # still be at work, so it is waited for too, up to INTERRUPTED_WAIT_S
             if job["status"] == "interrupted":
                 since = late.setdefault(project, time.monotonic())
@@ -251,7 +254,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--compare", type=Path, help="compare job results with this file")
     parser.add_argument("--name", help="results file name (attribution_job_<shape>)")
     parser.add_argument("--neo4j-memory", default="3g", help="Neo4j heap and page cache each")
+    parser.add_argument(
+        "--processes",
+        help="comma-separated service process counts (1,2,4): one job shared by that many "
+        "processes on one Neo4j, instead of the passes above (benchmarks.attribution."
+        "job_processes)",
+    )
+    parser.add_argument("--runs", type=int, default=3, help="jobs per process count (--processes)")
     args = parser.parse_args(argv)
+    if args.processes:
+        from benchmarks.attribution import job_processes  # it imports this module
+
+        job_processes.main(args, sys.argv[1:] if argv is None else argv)
+        return
     checkout = args.service_repo.resolve() if args.service_repo else REPO
     quick = (1 if args.shape == "whole-store" else 2) if args.quick else None
     dataset = locomo(str(REPO / args.locomo), quick, args.shape)

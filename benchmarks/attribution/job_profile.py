@@ -33,8 +33,8 @@ from benchmarks.attribution.job import SHAPES, locomo
 from benchmarks.attribution.run import ingest
 from benchmarks.figures import cpu_seconds
 from service.attribution.jobs import repository as jobs
-from service.attribution.jobs.runner import JobSpec, _Run, run_job
-from service.attribution.models import AttributeRequest
+from service.attribution.jobs.models import AttributionJobRequest
+from service.attribution.jobs.runner import CHUNK, run_job
 from service.db import Stores
 from service.settings import Settings
 from tests.support.servers import REPO, fresh_neo4j, run_service
@@ -44,14 +44,10 @@ async def _job(settings: Settings, project: str) -> None:
     store = Stores(settings).for_project(project)
     try:
         async with store.driver.session(database=store.database) as session:
-            runner, job_id = uuid.uuid4().hex, uuid.uuid4().hex
-            await jobs.create(
-                session, project, job_id, runner, "heuristic", True, None, settings.job_stale_s
-            )
-        request = AttributeRequest.model_validate({"judge": "heuristic", "refresh": True})
-        run = _Run(JobSpec(project, job_id, runner, request))
-        run.owned.set()
-        await run_job(store.driver, store.database, settings, run)
+            job_id = uuid.uuid4().hex
+            request = AttributionJobRequest(judge="heuristic", refresh=True)
+            await jobs.create(session, project, job_id, request, settings.job_stale_s, CHUNK, 0)
+        await run_job(store, settings, project, job_id)
     finally:
         await store.driver.close()
 

@@ -2,12 +2,12 @@
 // unanswerable or not_failed; or skipped; or failed, with a message) unless they already are,
 // and returns those it marked: the caller then stores the
 // attributions of exactly those. Each case's COVERS relationship is write-locked (the first
-// SET) before its state is read, so two runners of one job (an old one not yet gone after a
-// resume) never both count a case; the job node itself is not locked here, so a heartbeat or a
-// resume does not wait for a batch's write (attribution_jobs/lock_job comes last, briefly).
-// Each case keeps the runner that finished it (r.runner), which says which runners worked, and
+// SET) before its state is read, so two takers of one chunk (the first one's lease expired)
+// never both count a case; the job node itself is not locked here, so a renewal or a resume does
+// not wait for a chunk's write (attribution_jobs/finish_chunk comes last, briefly).
+// Each case keeps the taker that finished it (r.runner), which says which processes worked, and
 // whether its result took a verdict from the LLM (r.on_llm), which the job's progress counts.
-// $params: project (string), job_id (string), runner (string),
+// $params: project (string), job_id (string), runner (string: the taker's holder id),
 //          rows (list of map: case_id (string), state (string), message (string or null),
 //                on_llm (boolean))
 MATCH (j:AttributionJob {project: $project, id: $job_id})

@@ -1,7 +1,9 @@
 // One attribution job with its progress, counted from the states of its COVERS relationships
-// (no state yet: pending), how many results took a verdict from the LLM, and its first failures. `stale` says that a running job's runner
-// has not been heard of for more than $stale_s seconds by the store's clock, the clock its
-// heartbeats and attribution_jobs/resume_job use (its process stopped: the job is interrupted).
+// (no state yet: pending), how many results took a verdict from the LLM, and its first failures.
+// `stale` says that no process has been heard of on a running job (a take, a lease renewal, a
+// chunk stored) for more than $stale_s seconds by the store's clock, the clock leases and
+// attribution_jobs/resume_job use (the processes working on it died: the job is interrupted,
+// and its chunks are taken over once their leases expire).
 // $params: project (string), job_id (string), stale_s (float), failures (int: at most this many)
 MATCH (j:AttributionJob {project: $project, id: $job_id})
 RETURN j {.*} AS job,

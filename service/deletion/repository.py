@@ -122,6 +122,7 @@ async def delete_old_units(session: AsyncSession, project: str, before: datetime
 
 PROJECT_STEPS = (
     "deletion/project/delete_attributions",
+    "deletion/project/delete_job_chunks",
     "deletion/project/delete_attribution_jobs",
     "deletion/project/delete_cases",
     "deletion/project/delete_operations",

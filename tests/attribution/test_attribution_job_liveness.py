@@ -1,8 +1,8 @@
 """An attribution job is alive while it progresses, not while a thread beats: Neo4j killed
-(kill -9) and restarted under running jobs, a runner that finishes no case for longer than
-``job_stall_s``. Neither may leave a job ``running`` without progress: it goes on by itself, or
-it shows as ``interrupted`` and a resume finishes it, every failed case attributed exactly
-once."""
+(kill -9) and restarted under running jobs, a taker that finishes no case for longer than
+``job_stall_s``. Neither may leave a job ``running`` without progress, nor wait for a person: it
+goes on by itself (the taker kept trying, or its chunk's lease expired and a process took it
+over), every failed case attributed exactly once."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from neo4j import GraphDatabase
+from neo4j import Driver, GraphDatabase
 
 from tests.attribution.test_attribution_job import (
     attributions_in_neo4j,
@@ -51,7 +51,7 @@ def _job_node(handle: Neo4jHandle, project: str, job_id: str) -> dict[str, Any]:
     with GraphDatabase.driver(handle.uri, auth=(handle.user, handle.password)) as driver:
         records, _, _ = driver.execute_query(
             "MATCH (j:AttributionJob {project: $project, id: $job_id}) "
-            "RETURN j.runner AS runner, j.resumed_at AS resumed_at",
+            "RETURN j.resumed_at AS resumed_at",
             project=project,
             job_id=job_id,
         )
@@ -75,15 +75,17 @@ def _until(ready: Callable[[], bool], what: str, timeout_s: float = 120) -> None
 
 # Both services slow each case a little (CPU on the job's loop), so that their jobs are
 # still running when Neo4j is killed however fast the machine is (200 cases each).
-GOES_ON = {"MEMTRACE_JOB_STORE_WAIT_S": "600", "MEMTRACE_JOB_CASE_SPIN_S": "0.02"}
+GOES_ON = {"MEMTRACE_JOB_STORE_WAIT_S": "600", "MEMTRACE_JOB_CASE_SPIN_S": "0.05"}
 """Waits for the store up to 10 min: the job goes on by itself once Neo4j is back."""
 GIVES_UP = {
     "MEMTRACE_JOB_STORE_WAIT_S": "1",
     "MEMTRACE_JOB_HEARTBEAT_S": "0.5",
     "MEMTRACE_JOB_STALE_S": "3",
-    "MEMTRACE_JOB_CASE_SPIN_S": "0.02",
+    "MEMTRACE_JOB_LEASE_S": "5",
+    "MEMTRACE_JOB_CASE_SPIN_S": "0.05",
 }
-"""Gives the store 1 s: its runner ends during the outage, and the job is resumed by hand."""
+"""Gives the store 1 s: its takers let their chunks go during the outage; once Neo4j is back
+their leases expire and a process takes them over, without a person."""
 
 
 @pytest.mark.integration
@@ -110,44 +112,35 @@ def test_jobs_outlive_neo4j_killed_and_restarted(own_neo4j: Neo4jHandle, workdir
             assert 0 < seen["done"] < total, seen
 
         _kill_9(own_neo4j)
-        # The second service's runner gives its job up while the store is away; the first's
-        # keeps trying.
-        gave_up = "neo4j unreachable for 1 s; the runner ends"
+        # The second service's takers let their chunks go while the store is away; the
+        # first's keep trying.
+        gave_up = "neo4j unreachable for 1 s; chunk"
         _until(lambda: gave_up in leaves.log_text(), f"log line {gave_up!r}")
         assert own_neo4j.local is not None
         own_neo4j.local.start(180)
 
-        project, batch, job_id, total = runs[on_waits]
-        done = wait_for(on_waits, project, job_id, {"completed", "failed"}, timeout_s=300)
-        assert (done["status"], done["done"], done["attributed"]) == ("completed", total, total)
-        assert done["failed"] == 0
-        went_on = _job_node(own_neo4j, project, job_id)
-        assert went_on["resumed_at"] is None  # by itself, with the runner it had
-        _exactly_once(own_neo4j, project, batch, job_id)
-
-        project, batch, job_id, total = runs[on_leaves]
-        # Given up, it shows as interrupted (no live runner), not running, and resumes.
-        left = wait_for(on_leaves, project, job_id, {"interrupted", "completed"}, timeout_s=60)
-        assert left["status"] == "interrupted" and 0 < left["done"] < total, left
-        resumed = on_leaves.post(f"/attribution-jobs/{job_id}/resume", params={"project": project})
-        assert resumed.status_code == 202, resumed.text
-        done = wait_for(on_leaves, project, job_id, {"completed", "failed"}, timeout_s=300)
-        assert (done["status"], done["done"], done["attributed"]) == ("completed", total, total)
-        _exactly_once(own_neo4j, project, batch, job_id)
+        # Both jobs finish by themselves: no resume.
+        for client, (project, batch, job_id, total) in runs.items():
+            done = wait_for(client, project, job_id, {"completed", "failed"}, timeout_s=300)
+            assert (done["status"], done["done"], done["attributed"]) == ("completed", total, total)
+            assert done["failed"] == 0
+            assert _job_node(own_neo4j, project, job_id)["resumed_at"] is None
+            _exactly_once(own_neo4j, project, batch, job_id)
 
 
 STALLS = {
     "MEMTRACE_JOB_HEARTBEAT_S": "0.2",
     "MEMTRACE_JOB_STALE_S": "2",
     "MEMTRACE_JOB_STALL_S": "3",
+    "MEMTRACE_JOB_LEASE_S": "5",
     # Each case holds the runner's loop for 8 s without yielding: no case finishes within
     # job_stall_s, while the heartbeat's own thread could beat all along.
     "MEMTRACE_JOB_CASE_SPIN_S": "8",
 }
 
 
-def test_a_runner_that_does_not_move_on_gives_its_job_up(
-    service: ServiceHandle, neo4j: Neo4jHandle, workdir: Path, project: str
+def test_a_taker_that_does_not_move_on_loses_its_chunk(
+    service: ServiceHandle, neo4j: Neo4jHandle, workdir: Path, project: str, neo4j_driver: Driver
 ) -> None:
     env = {"MEMTRACE_NEO4J_USER": neo4j.user, "MEMTRACE_NEO4J_PASSWORD": neo4j.password}
     batch = demo_batch(project)
@@ -161,10 +154,14 @@ def test_a_runner_that_does_not_move_on_gives_its_job_up(
         stuck = wait_for(c, project, job["id"], {"interrupted", "completed"}, timeout_s=120)
         assert stuck["status"] == "interrupted" and stuck["done"] < total, stuck
         assert "has not moved on for 3 s" in stalls.log_text()
-    # Another service (no slow cases) resumes it: a stuck runner's job is resumable.
+    # The stuck taker's lease is no longer renewed: once it expires, another service (the
+    # session's, no slow cases) takes the chunk over and finishes the job, without a resume.
     with httpx.Client(base_url=service.url, timeout=60) as c:
-        wait_for(c, project, job["id"], {"interrupted"}, timeout_s=60)  # by its stale window
-        resumed = c.post(f"/attribution-jobs/{job['id']}/resume", params={"project": project})
-        assert resumed.status_code == 202, resumed.text
         done = wait_for(c, project, job["id"], {"completed", "failed"})
     assert (done["status"], done["done"], done["failed"]) == ("completed", total, 0)
+    records, _, _ = neo4j_driver.execute_query(
+        "MATCH (j:AttributionJob {project: $project, id: $job_id}) RETURN j.resumed_at AS r",
+        project=project,
+        job_id=job["id"],
+    )
+    assert records[0]["r"] is None

@@ -10,9 +10,11 @@ from pydantic import BaseModel, Field
 from service.attribution.models import JudgeKind
 
 JobStatus = Literal["running", "interrupted", "stopped", "completed", "failed"]
-"""``running``: a runner works on it. ``interrupted``: it was running, but its runner has not
-been heard of for a while (the service stopped); resume it. ``stopped``: asked to stop; resume
-it. ``completed``: every case is done. ``failed``: the runner hit an unexpected error."""
+"""``running``: service processes take its chunks. ``interrupted``: it is running, but no process
+has been heard of on it for ``job_stale_s`` (those working on it died, or every process is
+busy); any process takes its chunks over once their leases expire, or a resume frees them at
+once. ``stopped``: asked to stop; resume it. ``completed``: every case is done. ``failed``: a
+taker hit an unexpected error."""
 
 
 class JobFailure(BaseModel):
@@ -64,7 +66,9 @@ class AttributionJob(BaseModel):
     updated_at: datetime | None = None
     finished_at: datetime | None = None
     heartbeat_at: datetime | None = Field(
-        None, description="When its runner last said it was alive (Neo4j's clock)."
+        None,
+        description="When a process last took, renewed or stored one of its chunks (Neo4j's "
+        "clock).",
     )
 
 

@@ -1,17 +1,25 @@
-"""Attribution jobs in Neo4j: the job node, the cases it covers, and a batch's results.
+"""Attribution jobs in Neo4j: the job node, the cases it covers, its chunks, and a chunk's
+results.
 
-A job is ``(:AttributionJob {project, id, status, runner, ...})`` with one
-``(job)-[:COVERS]->(:Case)`` per failed case it started with; a relationship's ``state``
-(the status of the result the job stored: attributed, inconclusive, unanswerable or not_failed;
-or skipped, or failed; absent while pending) is the job's progress. Counts are read from those
-states, never kept beside them, so they cannot drift, and a job's summary tells its results
-apart by status as a report's totals do. A batch's attributions and states are
-written in one transaction, so a service stopped mid-job loses at most the batch in flight, and
-none of it half-written.
+A job is ``(:AttributionJob {project, id, status, ...})`` with one ``(job)-[:COVERS]->(:Case)``
+per failed case it started with; a relationship's ``state`` (the status of the result the job
+stored: attributed, inconclusive, unanswerable or not_failed; or skipped, or failed; absent
+while pending) is the job's progress. Counts are read from those states, never kept beside
+them, so they cannot drift, and a job's summary tells its results apart by status as a
+report's totals do.
 
-Liveness is judged by Neo4j's clock alone: heartbeats write ``datetime()``, and reads and
-resumes compare it with ``datetime()``, so clocks of different service processes never meet.
-How long a silence makes a job interrupted (``stale_s``) is the caller's setting
+The cases are split, in id order, into ``(:JobChunk {project, job_id, seq})`` nodes
+(``(chunk)-[:CHUNK_OF]->(job)``, ``(chunk)-[:TAKES]->(case)``) made in the job's own write
+transaction: the unit of work any service process takes. A chunk carries a lease (``holder``,
+``free_at``: free to take from then on); a taker takes one by compare-and-set, renews its
+lease while it works, and stores the chunk's attributions, its cases' states and its ``done``
+mark in one write transaction, which completes the job when it finished the last chunk. So a
+process that dies loses only its chunks' leases, and a chunk redone after its lease expired
+stores nothing twice (a case's state is read under its relationship's lock).
+
+Liveness is judged by Neo4j's clock alone: leases and heartbeats write ``datetime()``, and
+takes and reads compare with ``datetime()``, so clocks of different service processes never
+meet. How long a silence makes a job interrupted (``stale_s``) is the caller's setting
 (``job_stale_s``).
 """
 
@@ -25,7 +33,7 @@ from neo4j import AsyncManagedTransaction, AsyncSession
 from neo4j.exceptions import ConstraintError
 
 from cypher import query
-from service.attribution.jobs.models import AttributionJob, JobFailure
+from service.attribution.jobs.models import AttributionJob, AttributionJobRequest, JobFailure
 from service.attribution.models import AttributionResult
 from service.attribution.repository import store
 from service.db import store_errors
@@ -37,13 +45,32 @@ FAILURES_SHOWN = 20
 
 @dataclass(frozen=True)
 class Claim:
-    """What a resume found: whether it claimed the job for its runner, the status and last
-    heartbeat the job had (with its age by Neo4j's clock), and the job's judge settings."""
+    """What a resume found: whether it claimed the job (gave it back to the takers), the status
+    and last heartbeat the job had (with its age by Neo4j's clock), and its judge settings."""
 
     claimed: bool
     status: str
     heartbeat_at: datetime | None
     heartbeat_age_s: float | None
+    judge: str
+    refresh: bool
+    max_llm_calls: int | None
+
+
+@dataclass(frozen=True)
+class ChunkKey:
+    """One chunk of a job: its project, job and place in the job (``seq``)."""
+
+    project: str
+    job_id: str
+    seq: int
+
+
+@dataclass(frozen=True)
+class Taken:
+    """A chunk a taker took, with its job's judge settings."""
+
+    chunk: ChunkKey
     judge: str
     refresh: bool
     max_llm_calls: int | None
@@ -128,13 +155,14 @@ async def create(
     session: AsyncSession,
     project: str,
     job_id: str,
-    runner: str,
-    judge: str,
-    refresh: bool,
-    max_llm_calls: int | None,
+    request: AttributionJobRequest,
     stale_s: float,
+    chunk: int,
+    head_start_ms: int,
 ) -> AttributionJob:
-    """A new running job over the project's failed cases; ``Conflict`` when one is active."""
+    """A new running job over the project's failed cases, with its chunks (``chunk`` cases
+    each, free to every process ``head_start_ms`` from now); ``Conflict`` when one is
+    active."""
 
     async def work(tx: AsyncManagedTransaction) -> AttributionJob | None:
         await (
@@ -142,10 +170,11 @@ async def create(
                 query("attribution_jobs/create_job"),
                 project=project,
                 job_id=job_id,
-                runner=runner,
-                judge=judge,
-                refresh=refresh,
-                max_llm_calls=max_llm_calls,
+                judge=request.judge,
+                refresh=request.refresh,
+                max_llm_calls=request.max_llm_calls,
+                chunk=chunk,
+                head_start_ms=head_start_ms,
             )
         ).consume()
         return await _read_job(tx, project, job_id, stale_s)
@@ -197,20 +226,20 @@ async def stop(session: AsyncSession, project: str, job_id: str) -> str | None:
 
 @store_errors
 async def resume(
-    session: AsyncSession, project: str, job_id: str, runner: str, stale_s: float
+    session: AsyncSession, project: str, job_id: str, stale_s: float, head_start_ms: int
 ) -> Claim | None:
-    """Hand a stopped or interrupted job to ``runner`` if it is one, in one write transaction
-    that locks the job before reading its state, so that of concurrent resumes at most one
-    claims it. None when there is no such job; ``Conflict`` when another job of the project is
-    active."""
+    """Give a stopped or interrupted job back to the takers if it is one (its chunks not done
+    freed from their holders), in one write transaction that locks the job before reading its
+    state, so that of concurrent resumes at most one claims it. None when there is no such
+    job; ``Conflict`` when another job of the project is active."""
 
     async def work(tx: AsyncManagedTransaction) -> Claim | None:
         result = await tx.run(
             query("attribution_jobs/resume_job"),
             project=project,
             job_id=job_id,
-            runner=runner,
             stale_s=stale_s,
+            head_start_ms=head_start_ms,
         )
         record = await result.single()
         if record is None:
@@ -233,18 +262,90 @@ async def resume(
 
 
 @store_errors
-async def next_cases(
-    session: AsyncSession, project: str, job_id: str, after: str, size: int
-) -> list[PendingCase]:
-    """The job's next ``size`` pending cases with ids after ``after``, in id order."""
+async def chunk_job(session: AsyncSession, project: str, job_id: str, chunk: int) -> bool:
+    """Give chunks to a job written before jobs had them (its pending cases, ``chunk`` each);
+    whether this call made them (False: it had chunks, or there is no such job)."""
+
+    async def work(tx: AsyncManagedTransaction) -> bool:
+        result = await tx.run(
+            query("attribution_jobs/chunk_job"), project=project, job_id=job_id, chunk=chunk
+        )
+        return await result.single() is not None
+
+    return await session.execute_write(work)
+
+
+@store_errors
+async def unchunked_jobs(session: AsyncSession) -> list[tuple[str, str]]:
+    """(project, id) of the running jobs written before jobs had chunks."""
+
+    async def work(tx: AsyncManagedTransaction) -> list[tuple[str, str]]:
+        result = await tx.run(query("attribution_jobs/unchunked_jobs"))
+        return [(r["project"], r["id"]) async for r in result]
+
+    return await session.execute_read(work)
+
+
+@store_errors
+async def take_chunk(
+    session: AsyncSession, holder: str, lease_ms: int, job: tuple[str, str] | None, look: int
+) -> Taken | None:
+    """Take a free chunk for ``holder`` (a lease of ``lease_ms``) by compare-and-set: of any
+    running job (one of the ``look`` oldest free), or of ``job`` (project, id), including the
+    chunks of its head start. None: nothing to take."""
+
+    async def work(tx: AsyncManagedTransaction) -> Taken | None:
+        if job is None:
+            result = await tx.run(
+                query("attribution_jobs/take_chunk"), holder=holder, lease_ms=lease_ms, look=look
+            )
+        else:
+            result = await tx.run(
+                query("attribution_jobs/take_job_chunk"),
+                project=job[0],
+                job_id=job[1],
+                holder=holder,
+                lease_ms=lease_ms,
+            )
+        r = await result.single()
+        if r is None:
+            return None
+        return Taken(
+            ChunkKey(r["project"], r["job_id"], r["seq"]),
+            r["judge"],
+            r["refresh"],
+            r["max_llm_calls"],
+        )
+
+    return await session.execute_write(work)
+
+
+@store_errors
+async def renew(session: AsyncSession, held: dict[ChunkKey, str], lease_ms: int) -> set[ChunkKey]:
+    """Renew the leases of ``held`` (chunk: its holder) by ``lease_ms``, and the heartbeats of
+    their jobs; the chunks still held (the others were taken over, stopped or done)."""
+
+    async def work(tx: AsyncManagedTransaction) -> set[ChunkKey]:
+        rows = [
+            {"project": k.project, "job_id": k.job_id, "seq": k.seq, "holder": h}
+            for k, h in held.items()
+        ]
+        result = await tx.run(query("attribution_jobs/renew_chunks"), held=rows, lease_ms=lease_ms)
+        return {ChunkKey(r["project"], r["job_id"], r["seq"]) async for r in result}
+
+    return await session.execute_write(work)
+
+
+@store_errors
+async def chunk_cases(session: AsyncSession, chunk: ChunkKey) -> list[PendingCase]:
+    """The chunk's pending cases, in id order."""
 
     async def work(tx: AsyncManagedTransaction) -> list[PendingCase]:
         result = await tx.run(
-            query("attribution_jobs/next_cases"),
-            project=project,
-            job_id=job_id,
-            after=after,
-            size=size,
+            query("attribution_jobs/chunk_cases"),
+            project=chunk.project,
+            job_id=chunk.job_id,
+            seq=chunk.seq,
         )
         return [PendingCase(r["case_id"], r["attributed"]) async for r in result]
 
@@ -252,18 +353,18 @@ async def next_cases(
 
 
 @store_errors
-async def record_batch(
-    session: AsyncSession, project: str, job_id: str, runner: str, outcomes: list[CaseOutcome]
-) -> bool:
-    """Store a batch's attributions and mark its cases done, in one transaction; whether the
-    runner still owns the job (False: it was stopped or resumed elsewhere; end).
+async def record_chunk(
+    session: AsyncSession, chunk: ChunkKey, holder: str, outcomes: list[CaseOutcome]
+) -> str:
+    """Store a chunk's attributions, mark its cases done and the chunk done, in one
+    transaction; the job's status afterwards (``completed`` when it was the last chunk).
 
     Only cases still pending are marked and stored (each case's relationship is locked before
-    it is read), so a case is counted and stored once even when an old runner and a new one
-    (after a resume) both finish it.
+    it is read), and a chunk is counted done once (it is locked before ``done`` is read), so a
+    chunk finished by two takers (the first one's lease expired) is stored and counted once.
     """
 
-    async def work(tx: AsyncManagedTransaction) -> bool:
+    async def work(tx: AsyncManagedTransaction) -> str:
         rows = [
             {
                 "case_id": o.case_id,
@@ -275,60 +376,37 @@ async def record_batch(
         ]
         claimed = await tx.run(
             query("attribution_jobs/claim_cases"),
-            project=project,
-            job_id=job_id,
-            runner=runner,
+            project=chunk.project,
+            job_id=chunk.job_id,
+            runner=holder,
             rows=rows,
         )
         mine = {r["case_id"] async for r in claimed}
         results = [o.result for o in outcomes if o.result is not None and o.case_id in mine]
         if results:
-            await store(tx, project, results, job=job_id)
-        # The job's lock last: held from here to the commit, not through the writes above,
-        # so the heartbeat and resumes never wait for a batch.
-        lock = await tx.run(
-            query("attribution_jobs/lock_job"), project=project, job_id=job_id, runner=runner
+            await store(tx, chunk.project, results, job=chunk.job_id)
+        # The chunk's and the job's locks last: held from here to the commit, not through the
+        # writes above, so renewals and resumes never wait for a chunk's write.
+        done = await tx.run(
+            query("attribution_jobs/finish_chunk"),
+            project=chunk.project,
+            job_id=chunk.job_id,
+            seq=chunk.seq,
         )
-        record = await lock.single()
-        return bool(record and record["owned"])
+        record = await done.single(strict=True)
+        return str(record["status"])
 
     return await session.execute_write(work)
 
 
 @store_errors
-async def heartbeat(session: AsyncSession, project: str, job_id: str, runner: str) -> bool:
-    """Say the runner is alive; whether it still owns the job."""
-
-    async def work(tx: AsyncManagedTransaction) -> bool:
-        result = await tx.run(
-            query("attribution_jobs/heartbeat"), project=project, job_id=job_id, runner=runner
-        )
-        record = await result.single()
-        return bool(record and record["owned"])
-
-    return await session.execute_write(work)
-
-
-@store_errors
-async def finish(
-    session: AsyncSession,
-    project: str,
-    job_id: str,
-    runner: str,
-    status: str,
-    error: str | None = None,
-) -> None:
-    """Mark a job the runner owns completed or failed."""
+async def fail(session: AsyncSession, project: str, job_id: str, error: str) -> None:
+    """End a running job as failed, with ``error``."""
 
     async def work(tx: AsyncManagedTransaction) -> None:
         await (
             await tx.run(
-                query("attribution_jobs/finish_job"),
-                project=project,
-                job_id=job_id,
-                runner=runner,
-                status=status,
-                error=error,
+                query("attribution_jobs/fail_job"), project=project, job_id=job_id, error=error
             )
         ).consume()
 

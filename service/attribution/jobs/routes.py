@@ -66,7 +66,8 @@ async def get_attribution_job(
 async def stop_attribution_job(
     job_id: str, session: SessionDep, settings: SettingsDep, project: ProjectDep
 ) -> AttributionJob:
-    """Stop the job after the batch in hand; what it stored is kept. Resume it later."""
+    """Stop the job: no process takes its chunks any more (a chunk in hand is finished); what
+    it stored is kept. Resume it later."""
     return await attribution_jobs.stop_job(session, project, job_id, settings)
 
 
@@ -81,9 +82,10 @@ async def resume_attribution_job(
 ) -> AttributionJob:
     """Go on with a stopped or interrupted job's pending cases (none is done twice).
 
-    A job is interrupted when the service stopped while it ran; a restarted service does not
-    resume it by itself. 409 while its runner is alive (it said so within ``job_stale_s``):
-    the message names the runner's last heartbeat; of resumes sent at once, at most one wins.
+    A job is interrupted when no process has been heard of on it for ``job_stale_s`` (the
+    processes working on it died); any process takes its chunks over by itself once their
+    leases expire (``job_lease_s``), and a resume frees them at once. 409 while a process works
+    on it: the message names its last heartbeat; of resumes sent at once, at most one wins.
     """
     return await attribution_jobs.resume_job(session, project, job_id, settings)
 

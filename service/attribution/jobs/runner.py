@@ -1,62 +1,77 @@
-"""Running attribution jobs: one worker thread per process, with its own event loop and driver,
-and one heartbeat thread beside it, with a loop and driver of its own too.
+"""Running attribution jobs: every service process runs ``job_pool`` takers, which take chunks
+of any running job from the store, attribute them and store them, so N processes (uvicorn
+workers, replicas on other machines, one Neo4j) share one job.
 
+A job's cases are split into chunks when it is created (``repository``): each a
+``(:JobChunk)`` with a lease. A taker takes a free or lease-expired chunk by compare-and-set in
+one write transaction, reads its pending cases in one read transaction, attributes them
+(``CASES_IN_FLIGHT`` cases of a job at a time over the process's takers, so the reads and LLM
+calls of some overlap the walks of others), then stores the results, the cases' states and the
+chunk's done mark in one write transaction, which completes the job when it finished the last
+chunk. The process that created or resumed a job is told its id and takes its chunks at once;
+the others join after a head start (``job_poll_s`` twice), which keeps a small job on one
+process and its caches, and spreads a large one over all.
+
+Takers run as tasks on the process's job thread, with its own event loop and driver, and the
+leases are renewed from a heartbeat thread beside it, with a loop and driver of its own too.
 Why a thread of its own: a job reads and decodes thousands of subgraphs and walks them in
 Python. On the request loop that would hold up every other request for as long as the job runs;
 on its own thread the request loop keeps answering (it shares the interpreter, so it gets slower,
 not stuck). An async Neo4j driver and an HTTP client belong to the event loop that made them, so
-the worker makes its own drivers (one per store, on the first job; a job runs on the store of its
-project, ``service.placement``; the request drivers are still
-the one made in the lifespan) and its own embedder.
-
-A runner works through its job's pending cases in id order, in chunks: ``CHUNK_WORKERS`` chunks
-at a time, each read in one read transaction, attributed (``CASES_IN_FLIGHT`` cases at a time
-over all chunks, so the reads and LLM calls of some overlap the walks of others), then stored
-and marked done in one write transaction.
+the worker makes its own drivers (one per store; a job runs on the store of its project,
+``service.placement``; the request drivers are still the one made in the lifespan) and its own
+embedder.
 
 Why the heartbeat has a thread of its own rather than a task on the worker's loop: a walk is
-CPU-bound Python between its awaits, and the worker's loop runs every runner of the process,
-so a heartbeat task there waited behind whole stretches of walks; with ten jobs at once it
-missed ``job_stale_s`` and its job flapped between ``running`` and ``interrupted`` (and a
-resume in such a gap started a second runner). Moving the walks off the loop instead was the
-other choice, but a walk is a coroutine that interleaves CPU stretches with Neo4j reads and LLM
+CPU-bound Python between its awaits, and the worker's loop runs every taker of the process, so
+a renewal task there waited behind whole stretches of walks and a busy process lost its leases
+(and its jobs flapped to ``interrupted``). Moving the walks off the loop instead was the other
+choice, but a walk is a coroutine that interleaves CPU stretches with Neo4j reads and LLM
 calls; it cannot be handed to a thread pool without a loop of its own per walk, and the GIL
 would still be shared. The heartbeat is small, so it is the part that moves: on its thread it
 needs the GIL only for a few milliseconds per beat, which the interpreter's switch interval
-(5 ms) grants it however busy the worker is. It says every ``job_heartbeat_s`` that the
-runner is alive, and learns when the job was stopped or handed to another runner.
+(5 ms) grants it however busy the worker is. Every ``job_heartbeat_s`` it renews the leases of
+the chunks the takers hold (``job_lease_s`` from then, by Neo4j's clock) and the heartbeats of
+their jobs.
 
-A beat vouches for progress, not for a thread: the runner marks the time it last moved on (a
-page of pending cases read, a case finished, a chunk stored, a try at an unreachable store),
-and a heartbeat whose runner has not moved for ``job_stall_s`` stops beating and cancels the
-runner. A runner stuck on an await that never returns (an LLM call without end, a deadlock)
-then lets its job age into ``interrupted`` like a dead process does, and a resume gives the job
-a new runner, instead of the job sitting ``running`` with a fresh heartbeat and no progress.
+A renewal vouches for progress, not for a thread: a taker marks the time it last moved on (its
+chunk read, a case finished, a try at an unreachable store), and the heartbeat stops renewing
+the chunk of a taker that has not moved for ``job_stall_s`` and cancels its work. A taker stuck
+on an await that never returns (an LLM call without end, a deadlock) then loses its chunk like
+a dead process does: the lease expires and any process takes the chunk.
 
-When Neo4j goes away under a job, the runner tries again, backing off from
+When Neo4j goes away under a taker, it tries its chunk again, backing off from
 ``STORE_BACKOFF_S[0]`` to ``STORE_BACKOFF_S[-1]`` seconds between tries, for at most
-``job_store_wait_s`` from the first failure after its last progress. If the store is back in
-time, the job goes on by itself (what was stored stays stored; the chunks in flight are read
-again, and only cases still pending are counted). If not, the runner ends, its heartbeat with
-it, and the job shows as ``interrupted`` once the store answers again; resume it.
+``job_store_wait_s``; then it lets the chunk go (its lease expires) and looks for work again,
+backing off the same way. What was stored stays stored; a chunk read again finds only its
+cases still pending.
 
-When the process stops, its runners stop with it; the job stays ``running`` in Neo4j with a
-heartbeat that ages, is shown as ``interrupted`` after ``job_stale_s``, and is resumed by the
-user (``POST /attribution-jobs/{id}/resume`` or ``memtrace attribute --resume``). A resume
-claims the job only when it is stopped or interrupted, in one locked write
-(``attribution_jobs/resume_job``). A restarted service
-does not resume jobs by itself: the stop may have been the job's own doing (memory, an LLM
-endpoint gone wrong), several service processes would race for the same job, and the user who
-restarts a service should decide what it runs.
+When a process dies (kill -9, a crash, a machine gone), its takers' leases are no longer
+renewed; after ``job_lease_s`` any process's taker takes their chunks, without a person. The
+job shows as ``interrupted`` while no process is heard of on it for ``job_stale_s``; a resume
+(``POST /attribution-jobs/{id}/resume``) frees its chunks at once instead of waiting for the
+leases. A stopped job's chunks are not taken until it is resumed.
+
+Jobs written before jobs had chunks (a ``running`` one has no runner after the upgrade, since
+every process restarted) are given chunks when a process's takers start
+(``_chunk_old_jobs``), not when a person resumes them: the promise is now that a job no process
+holds is taken over without a person, and start-up is the first moment a process of the new
+version can keep it. A stopped old job is given chunks by its resume. Both go through
+``attribution_jobs/chunk_job``, which locks the job and makes chunks only once, so processes
+starting together do not race.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
+import os
+import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -64,7 +79,7 @@ from neo4j import AsyncDriver, AsyncSession
 
 from service.attribution import repository as attributions
 from service.attribution.jobs import repository as jobs
-from service.attribution.jobs.repository import CaseOutcome, PendingCase
+from service.attribution.jobs.repository import CaseOutcome, ChunkKey, PendingCase, Taken
 from service.attribution.judge_check.models import JudgeCheckResult
 from service.attribution.judges.base import Judge
 from service.attribution.models import AttributeRequest
@@ -80,62 +95,75 @@ from service.attribution.service import (
     new_embedder,
     recorded_check,
 )
-from service.db import Stores
+from service.db import Store, Stores
 from service.errors import MemTraceError, StoreUnavailable
 from service.settings import Settings
 
 log = logging.getLogger(__name__)
 
 CHUNK = 16
-"""Cases per chunk: one read and one write transaction each. Large enough that transaction
-overhead is small, small enough that a stop takes effect soon and an interruption loses little."""
-CHUNK_WORKERS = 4
-"""Chunks in work at once: enough that Neo4j's share of a chunk (reads, the write) overlaps the
-walks of others."""
+"""Cases per chunk: one take, one read and one write transaction each. Large enough that
+transaction overhead is small, small enough that a stop takes effect soon, a dead process loses
+little, and a job of a few hundred cases spreads over several processes."""
 CASES_IN_FLIGHT = 8
-"""Cases walked at once over all chunks (their evidence reads and LLM calls overlap)."""
-PAGE = 1000
-"""Pending case ids read at a time."""
+"""Cases of one job walked at once in a process, over all its takers (their evidence reads and
+LLM calls overlap)."""
+LOOK = 8
+"""A taker picks one of the oldest ``LOOK`` free chunks at random, so takers polling at once
+mostly pick different ones."""
+JOBS_KEPT = 4
+"""Jobs whose shared caches (``_Shared``) a process keeps; the oldest is dropped past that."""
 STORE_BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0)
-"""Pauses between tries while Neo4j is unreachable, the last one repeated until
-``job_store_wait_s`` is spent: soon at first (a blip), then not hammering a store that restarts."""
+"""Pauses between tries while Neo4j is unreachable, the last one repeated: soon at first (a
+blip), then not hammering a store that restarts."""
+
+PROCESS = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+"""This process's name in a lease's holder (``PROCESS/taker``)."""
+
+
+def head_start_ms(settings: Settings) -> int:
+    """How long the process that created or resumed a job has its chunks to itself."""
+    return int(2 * settings.job_poll_s * 1000)
+
+
+def lease_ms(settings: Settings) -> int:
+    return int(settings.job_lease_s * 1000)
+
+
+def attribute_request(judge: str, refresh: bool, max_llm_calls: int | None) -> AttributeRequest:
+    return AttributeRequest.model_validate(
+        {"judge": judge, "refresh": refresh, "max_llm_calls": max_llm_calls}
+    )
 
 
 @dataclass(frozen=True)
 class JobSpec:
-    """What a runner needs to know about its job."""
+    """What attributing a chunk needs to know about its job."""
 
     project: str
     job_id: str
-    runner: str
     request: AttributeRequest
 
 
 @dataclass
-class _Run:
-    """One runner's state shared with its heartbeat, across their threads (``owned`` is a
-    thread-safe event: cleared by either when the job is no longer the runner's;
-    ``progress_at`` is written by the runner and read by the heartbeat, a float whose
-    assignment the GIL makes atomic)."""
+class _Taker:
+    """One taker's state shared with the heartbeat, across their threads (each field is
+    assigned whole, which the GIL makes atomic)."""
 
-    spec: JobSpec
-    owned: threading.Event = field(default_factory=threading.Event)
+    holder: str
+    chunk: ChunkKey | None = None
+    """The chunk it works on, whose lease the heartbeat renews."""
+    work: asyncio.Task[None] | None = None
+    """Its work on that chunk, which the heartbeat cancels when it stalls."""
     progress_at: float = field(default_factory=time.monotonic)
-    """When the runner last moved on (``time.monotonic``)."""
-    stored_at: float = field(default_factory=time.monotonic)
-    """When the runner last stored a chunk: what ends an outage (``_Outage``)."""
+    stalled: bool = False
 
     def moved(self) -> None:
-        """The runner moved on: read pending cases, finished a case, tried an unreachable
-        store again."""
+        """The taker moved on: read its chunk, finished a case, tried an unreachable store."""
         self.progress_at = time.monotonic()
 
-    def stored(self) -> None:
-        """The runner stored a chunk's results and progress."""
-        self.progress_at = self.stored_at = time.monotonic()
-
     def still_s(self) -> float:
-        """Seconds since the runner last moved on."""
+        """Seconds since the taker last moved on."""
         return time.monotonic() - self.progress_at
 
 
@@ -161,52 +189,195 @@ class _LoopThread:
         return self._stores
 
 
-class _Heartbeats(_LoopThread):
-    """The process's heartbeat thread: one beating task per live runner."""
+class _Heartbeat(_LoopThread):
+    """The process's heartbeat thread: renews the leases of the chunks its takers hold, and
+    cancels the work of a taker that has not moved on for ``job_stall_s``."""
 
-    def __init__(self, settings: Settings) -> None:
-        super().__init__(settings, "attribution-job-heartbeats")
+    def __init__(
+        self, settings: Settings, takers: list[_Taker], worker_loop: asyncio.AbstractEventLoop
+    ) -> None:
+        super().__init__(settings, "attribution-job-heartbeat")
+        self._takers = takers
+        self._worker_loop = worker_loop
 
-    def start(self, run: _Run, give_up: Callable[[], None]) -> concurrent.futures.Future[None]:
-        """Beat for ``run`` until the returned future is cancelled, the job is not its own, or
-        its runner has not moved on for ``job_stall_s`` (then ``give_up`` is called, from this
-        thread, to cancel the runner)."""
-        return asyncio.run_coroutine_threadsafe(self._beat(run, give_up), self._loop)
+    def start(self) -> concurrent.futures.Future[None]:
+        return asyncio.run_coroutine_threadsafe(self._beat(), self._loop)
 
-    async def _beat(self, run: _Run, give_up: Callable[[], None]) -> None:
-        store = self._stores_here().for_project(run.spec.project)
-        await _heartbeat(store.driver, store.database, run, self._settings, give_up)
+    async def _beat(self) -> None:
+        while True:
+            await asyncio.sleep(self._settings.job_heartbeat_s)
+            try:
+                await self._renew()
+            except Exception as e:  # the heartbeat never dies: a dead one loses every lease
+                log.error("attribution job heartbeat failed", exc_info=e)
+
+    async def _renew(self) -> None:
+        settings = self._settings
+        held: dict[str, tuple[Store, dict[ChunkKey, str]]] = {}  # by store name
+        for taker in self._takers:
+            chunk, work = taker.chunk, taker.work
+            if chunk is None:
+                continue
+            if taker.still_s() > settings.job_stall_s:
+                if not taker.stalled:
+                    log.warning(
+                        "attribution job %s: a taker has not moved on for %g s; its chunk %d "
+                        "is cancelled and taken by any process once its lease expires",
+                        chunk.job_id,
+                        settings.job_stall_s,
+                        chunk.seq,
+                    )
+                    taker.stalled = True
+                    if work is not None:
+                        self._worker_loop.call_soon_threadsafe(work.cancel)
+                continue
+            store = self._stores_here().for_project(chunk.project)
+            held.setdefault(store.name, (store, {}))[1][chunk] = taker.holder
+        for store, chunks in held.values():
+            try:
+                async with store.driver.session(database=store.database) as session:
+                    kept = await jobs.renew(session, chunks, lease_ms(settings))
+            except StoreUnavailable:
+                continue  # the takers see it too
+            for lost in set(chunks) - kept:
+                log.info(
+                    "attribution job %s: chunk %d is no longer this process's (done, stopped "
+                    "or taken over)",
+                    lost.job_id,
+                    lost.seq,
+                )
 
 
 class JobWorker(_LoopThread):
-    """The process's job thread. ``submit`` from any thread; runners run on the worker's loop,
-    their heartbeats on the heartbeat thread."""
+    """The process's job thread: ``job_pool`` takers on its loop, their leases renewed from the
+    heartbeat thread. ``start`` and ``nudge`` from any thread."""
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings, "attribution-jobs")
-        self._heartbeats = _Heartbeats(settings)
+        self._takers = [_Taker(f"{PROCESS}/{i}") for i in range(settings.job_pool)]
+        self._hints: dict[tuple[str, str], None] = {}
+        """Jobs this process created or resumed, whose chunks it takes first (ordered)."""
+        self._wake: asyncio.Event | None = None
+        self._shared: dict[tuple[str, str], _Shared] = {}
+        self._started = False
 
-    def submit(self, spec: JobSpec) -> None:
-        """Start a runner for the job (a resumed job's earlier runner ends at its next step)."""
-        asyncio.run_coroutine_threadsafe(self._run(spec), self._loop)
+    def start(self) -> None:
+        """Start the takers and the heartbeat (once)."""
+        if self._started:
+            return
+        self._started = True
+        asyncio.run_coroutine_threadsafe(self._chunk_old_jobs(), self._loop)
+        for taker in self._takers:
+            asyncio.run_coroutine_threadsafe(self._take_loop(taker), self._loop)
+        _Heartbeat(self._settings, self._takers, self._loop).start()
 
-    async def _run(self, spec: JobSpec) -> None:
-        run = _Run(spec)
-        run.owned.set()
-        task = asyncio.current_task()
-        assert task is not None  # a coroutine run by run_coroutine_threadsafe is a task
+    def nudge(self, project: str, job_id: str) -> None:
+        """Have this process's takers take the job's chunks now (it created or resumed it)."""
+        self._loop.call_soon_threadsafe(self._hint, (project, job_id))
 
-        def give_up() -> None:  # called on the heartbeat thread: cancel on this loop
-            self._loop.call_soon_threadsafe(task.cancel)
+    def _hint(self, job: tuple[str, str]) -> None:
+        self._hints[job] = None
+        self._wake_event().set()
 
-        beat = self._heartbeats.start(run, give_up)
-        try:
-            store = self._stores_here().for_project(spec.project)
-            await run_job(store.driver, store.database, self._settings, run)
-        except Exception as e:  # a runner never dies silently
-            log.error("attribution job %s crashed: %s", spec.job_id, type(e).__name__, exc_info=e)
-        finally:
-            beat.cancel()  # thread-safe: the task is cancelled on the heartbeat loop
+    def _wake_event(self) -> asyncio.Event:
+        if self._wake is None:
+            self._wake = asyncio.Event()
+        return self._wake
+
+    async def _chunk_old_jobs(self) -> None:
+        """Give chunks to running jobs written before jobs had them, on every store, trying a
+        store that does not answer again until it does (see the module's docstring)."""
+        for store in self._stores_here().all():
+            tries = 0
+            while True:
+                try:
+                    async with store.driver.session(database=store.database) as session:
+                        for project, job_id in await jobs.unchunked_jobs(session):
+                            if await jobs.chunk_job(session, project, job_id, CHUNK):
+                                log.info("attribution job %s: given chunks", job_id)
+                    break
+                except StoreUnavailable:
+                    await asyncio.sleep(STORE_BACKOFF_S[min(tries, len(STORE_BACKOFF_S) - 1)])
+                    tries += 1
+                except Exception as e:  # never dies silently; the next start tries again
+                    log.error("chunking old attribution jobs failed", exc_info=e)
+                    break
+
+    async def _take(self, taker: _Taker) -> tuple[Store, Taken] | None:
+        """A chunk for ``taker``: of a job this process was told of first, else of any job."""
+        stores = self._stores_here()
+        for job in list(self._hints):
+            store = stores.for_project(job[0])
+            async with store.driver.session(database=store.database) as session:
+                taken = await jobs.take_chunk(
+                    session, taker.holder, lease_ms(self._settings), job, LOOK
+                )
+            if taken is not None:
+                return store, taken
+            self._hints.pop(job, None)  # nothing left to take first
+        for store in stores.all():
+            async with store.driver.session(database=store.database) as session:
+                taken = await jobs.take_chunk(
+                    session, taker.holder, lease_ms(self._settings), None, LOOK
+                )
+            if taken is not None:
+                return store, taken
+        return None
+
+    async def _take_loop(self, taker: _Taker) -> None:
+        settings = self._settings
+        tries = 0
+        while True:
+            try:
+                got = await self._take(taker)
+                tries = 0
+            except StoreUnavailable:
+                await asyncio.sleep(STORE_BACKOFF_S[min(tries, len(STORE_BACKOFF_S) - 1)])
+                tries += 1
+                continue
+            except Exception as e:  # a taker never dies silently, nor for good
+                log.error("attribution job taker: taking a chunk failed", exc_info=e)
+                await asyncio.sleep(settings.job_poll_s)
+                continue
+            wake = self._wake_event()
+            if got is None:
+                # Idle, only the first taker polls (every job_poll_s); the others wait until a
+                # take succeeds or a job is nudged, so an idle process costs Neo4j one small
+                # write a poll, not one per taker.
+                poll = settings.job_poll_s if taker is self._takers[0] else None
+                wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), poll)
+                continue
+            wake.set()  # there is work: the idle takers look too
+            store, taken = got
+            taker.moved()
+            taker.stalled = False
+            taker.chunk = taken.chunk
+            work = asyncio.create_task(self._work_on(taker, store, taken))
+            taker.work = work
+            try:
+                await work
+            except asyncio.CancelledError:
+                if not work.cancelled():
+                    raise  # the taker itself is cancelled (the process ends)
+            except Exception as e:
+                log.error("attribution job %s: taker crashed", taken.chunk.job_id, exc_info=e)
+            finally:
+                taker.chunk = taker.work = None
+
+    async def _work_on(self, taker: _Taker, store: Store, taken: Taken) -> None:
+        key = (taken.chunk.project, taken.chunk.job_id)
+        spec = JobSpec(*key, attribute_request(taken.judge, taken.refresh, taken.max_llm_calls))
+        shared = self._shared.get(key)
+        if shared is None:
+            shared = new_shared(store.driver, store.database, self._settings, spec.request)
+            self._shared[key] = shared
+            while len(self._shared) > JOBS_KEPT:
+                self._shared.pop(next(iter(self._shared)))
+        status = await do_chunk(shared, spec, taken.chunk, taker)
+        if status in ("completed", "failed"):
+            self._shared.pop(key, None)
 
 
 _worker: JobWorker | None = None
@@ -214,8 +385,8 @@ _worker_lock = threading.Lock()
 
 
 def worker(settings: Settings) -> JobWorker:
-    """The process's job worker, started on first use with the settings of the app that asks
-    first (a process serves one app)."""
+    """The process's job worker, made on first use with the settings of the app that asks
+    first (a process serves one app); its takers start with ``start`` (the lifespan)."""
     global _worker
     with _worker_lock:
         if _worker is None:
@@ -223,15 +394,91 @@ def worker(settings: Settings) -> JobWorker:
         return _worker
 
 
-async def run_job(driver: AsyncDriver, database: str, settings: Settings, run: _Run) -> None:
-    """Attribute the job's pending cases until none is left, the job is stopped or resumed by
-    another runner, or Neo4j stays unreachable. Its heartbeat runs elsewhere (the caller's)."""
-    await _work(driver, database, settings, run)
+def nudge(project: str, job_id: str) -> None:
+    """Tell this process's takers, if it runs any, to take the job's chunks first."""
+    if _worker is not None and _worker._started:
+        _worker.nudge(project, job_id)
+
+
+async def run_job(store: Store, settings: Settings, project: str, job_id: str) -> None:
+    """Take and attribute the job's chunks on the calling loop until none is left to take
+    (benchmarks: the same code a taker runs, without the job thread or lease renewal)."""
+    taker = _Taker(f"{PROCESS}/inline")
+    shared: _Shared | None = None
+    while True:
+        async with store.driver.session(database=store.database) as session:
+            taken = await jobs.take_chunk(
+                session, taker.holder, lease_ms(settings), (project, job_id), LOOK
+            )
+        if taken is None:
+            return
+        spec = JobSpec(
+            project, job_id, attribute_request(taken.judge, taken.refresh, taken.max_llm_calls)
+        )
+        if shared is None:
+            shared = new_shared(store.driver, store.database, settings, spec.request)
+        await do_chunk(shared, spec, taken.chunk, taker)
+
+
+async def do_chunk(shared: _Shared, spec: JobSpec, chunk: ChunkKey, taker: _Taker) -> str | None:
+    """Read the chunk's pending cases, attribute them and store them with the chunk's done
+    mark; the job's status afterwards, or None when the chunk was let go (Neo4j unreachable
+    for ``job_store_wait_s``). An unexpected error fails the job."""
+    settings = shared.settings
+    outage = _Outage(settings.job_store_wait_s)
+    while True:
+        try:
+            async with shared.driver.session(database=shared.database) as session:
+                if not shared.check_read:
+                    shared.judge_check = await recorded_check(
+                        session, spec.project, spec.request, settings
+                    )
+                    shared.check_read = True
+                pending = await jobs.chunk_cases(session, chunk)
+                taker.moved()
+                outcomes = await attribute_batch(session, shared, spec, pending, taker.moved)
+                status = await jobs.record_chunk(session, chunk, taker.holder, outcomes)
+            if status == "completed":
+                log.info("attribution job %s completed", spec.job_id)
+            return status
+        except StoreUnavailable:
+            pause = outage.next_pause()
+            if pause is None:
+                log.warning(
+                    "attribution job %s: neo4j unreachable for %g s; chunk %d is let go (any "
+                    "process takes it once its lease expires)",
+                    spec.job_id,
+                    settings.job_store_wait_s,
+                    chunk.seq,
+                )
+                return None
+            await asyncio.sleep(pause)
+            taker.moved()
+        except Exception as e:
+            name = type(e).__name__
+            log.error("attribution job %s failed: %s", spec.job_id, name, exc_info=e)
+            error = f"unexpected {name}; see the service log"
+            async with shared.driver.session(database=shared.database) as session:
+                await jobs.fail(session, spec.project, spec.job_id, error)
+            return "failed"
+
+
+def new_shared(
+    driver: AsyncDriver, database: str, settings: Settings, request: AttributeRequest
+) -> _Shared:
+    """What the cases of one job share in this process."""
+    limit = settings.attribution_graph_limit
+    shared = _Shared(driver, database, settings, new_embedder(settings), ScopeReads(limit))
+    if request.judge != "heuristic":
+        # A case waiting for an LLM slot would count the wait in its seconds: no more cases in
+        # flight than the endpoint takes requests (settings.llm_concurrency).
+        shared.in_flight = asyncio.Semaphore(min(CASES_IN_FLIGHT, settings.llm_concurrency))
+    return shared
 
 
 @dataclass
 class _Shared:
-    """What every case of a job's runner shares: the driver (a session per case in flight),
+    """What every case of a job shares in a process: the driver (a session per case in flight),
     the embedder, the scopes' messages read so far (``attribution_scope.ScopeReads``: a
     conversation's messages are read once, not once per case), the nodes read so far, decoded
     (``row_cache.RowCache``: where every retrieval consumes the whole store, a
@@ -247,76 +494,23 @@ class _Shared:
     rows: RowCache = field(default_factory=RowCache)
     in_flight: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(CASES_IN_FLIGHT))
     judge_check: JudgeCheckResult | None = None
-    """The project's recorded judge check of the configured model (read once per runner)."""
-    run: _Run | None = None
-    """The runner's state, whose progress each finished case marks (None: no one watches)."""
-
-    def moved(self) -> None:
-        if self.run is not None:
-            self.run.moved()
-
-
-async def _work(driver: AsyncDriver, database: str, settings: Settings, run: _Run) -> None:
-    spec = run.spec
-    limit = settings.attribution_graph_limit
-    shared = _Shared(driver, database, settings, new_embedder(settings), ScopeReads(limit), run=run)
-    if spec.request.judge != "heuristic":
-        # A case waiting for an LLM slot would count the wait in its seconds: no more cases in
-        # flight than the endpoint takes requests (settings.llm_concurrency).
-        shared.in_flight = asyncio.Semaphore(min(CASES_IN_FLIGHT, settings.llm_concurrency))
-    outage = _Outage(run, settings.job_store_wait_s)
-    check_read = False
-    async with driver.session(database=database) as session:
-        while run.owned.is_set():
-            try:
-                if not check_read:
-                    shared.judge_check = await recorded_check(
-                        session, spec.project, spec.request, settings
-                    )
-                    check_read = True
-                if not await jobs.next_cases(session, spec.project, spec.job_id, "", 1):
-                    await jobs.finish(session, spec.project, spec.job_id, spec.runner, "completed")
-                    log.info("attribution job %s completed", spec.job_id)
-                    return
-                await _pass(shared, run)
-            except StoreUnavailable:
-                pause = outage.next_pause()
-                if pause is None:
-                    log.warning(
-                        "attribution job %s: neo4j unreachable for %g s; the runner ends and "
-                        "the job shows as interrupted (resume it)",
-                        spec.job_id,
-                        settings.job_store_wait_s,
-                    )
-                    return
-                await asyncio.sleep(pause)
-                run.moved()
-            except Exception as e:
-                name = type(e).__name__
-                log.error("attribution job %s failed: %s", spec.job_id, name, exc_info=e)
-                error = f"unexpected {type(e).__name__}; see the service log"
-                await jobs.finish(session, spec.project, spec.job_id, spec.runner, "failed", error)
-                return
-    log.info("attribution job %s: runner %s ends (stopped or resumed)", spec.job_id, spec.runner)
+    """The project's recorded judge check of the configured model (read once per job)."""
+    check_read: bool = False
 
 
 class _Outage:
     """When to try an unreachable store again: ``next_pause`` after each failure gives the
-    pause before the next try, or None once ``wait_s`` has passed since the first failure
-    after the runner last stored a chunk (a failure after that starts a new outage: a job that
-    went on between two blips is not given up for their sum; a store that answers reads but
-    fails every write is)."""
+    pause before the next try, or None once ``wait_s`` has passed since the first failure."""
 
-    def __init__(self, run: _Run, wait_s: float) -> None:
-        self._run = run
+    def __init__(self, wait_s: float) -> None:
         self._wait_s = wait_s
         self._since: float | None = None
         self._tries = 0
 
     def next_pause(self) -> float | None:
         now = time.monotonic()
-        if self._since is None or self._since < self._run.stored_at:
-            self._since, self._tries = now, 0  # a new outage
+        if self._since is None:
+            self._since = now
         left = self._wait_s - (now - self._since)
         if left <= 0:
             return None
@@ -325,88 +519,16 @@ class _Outage:
         return min(pause, left)
 
 
-async def _pass(shared: _Shared, run: _Run) -> None:
-    """One pass over the pending cases, in id order: a reader pages through them and hands
-    chunks to ``CHUNK_WORKERS`` workers, each reading its chunk's inputs in one read
-    transaction, attributing them, and recording them in one write transaction. While one
-    worker waits for Neo4j, the others walk their cases."""
-    spec = run.spec
-    database = shared.database
-    chunks: asyncio.Queue[list[PendingCase] | None] = asyncio.Queue(CHUNK_WORKERS)
-
-    async def read_pending() -> None:
-        after = ""
-        async with shared.driver.session(database=database) as session:
-            while run.owned.is_set():
-                page = await jobs.next_cases(session, spec.project, spec.job_id, after, PAGE)
-                run.moved()
-                for start in range(0, len(page), CHUNK):
-                    await chunks.put(page[start : start + CHUNK])
-                if len(page) < PAGE:
-                    break
-                after = page[-1].case_id
-        # The workers' end marks only when reading ended well. Not in a `finally`: when a
-        # worker fails, every task is cancelled, and a put on the full queue that no cancelled
-        # worker reads would wait forever (the runner hung, its heartbeat beating on).
-        for _ in range(CHUNK_WORKERS):
-            await chunks.put(None)
-
-    async def work_chunks() -> None:
-        async with shared.driver.session(database=database) as session:
-            while (chunk := await chunks.get()) is not None:
-                if not run.owned.is_set():
-                    continue  # drain: the job was stopped or taken over
-                outcomes = await attribute_batch(session, shared, spec, chunk)
-                if not await jobs.record_batch(
-                    session, spec.project, spec.job_id, spec.runner, outcomes
-                ):
-                    run.owned.clear()
-                run.stored()
-
-    tasks = [asyncio.create_task(read_pending())]
-    tasks += [asyncio.create_task(work_chunks()) for _ in range(CHUNK_WORKERS)]
-    try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:  # one failed: the others would wait for it forever
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
-
-
-async def _heartbeat(
-    driver: AsyncDriver,
-    database: str,
-    run: _Run,
-    settings: Settings,
-    give_up: Callable[[], None],
-) -> None:
-    spec = run.spec
-    async with driver.session(database=database) as session:
-        while run.owned.is_set():
-            await asyncio.sleep(settings.job_heartbeat_s)
-            if run.still_s() > settings.job_stall_s:
-                log.warning(
-                    "attribution job %s: its runner has not moved on for %g s; it is cancelled "
-                    "and the job shows as interrupted (resume it)",
-                    spec.job_id,
-                    settings.job_stall_s,
-                )
-                run.owned.clear()
-                give_up()
-                return
-            try:
-                if not await jobs.heartbeat(session, spec.project, spec.job_id, spec.runner):
-                    run.owned.clear()
-            except StoreUnavailable:
-                pass  # the runner sees it too and decides
-
-
 async def attribute_batch(
-    session: AsyncSession, shared: _Shared, spec: JobSpec, pending: list[PendingCase]
+    session: AsyncSession,
+    shared: _Shared,
+    spec: JobSpec,
+    pending: list[PendingCase],
+    moved: Callable[[], None] = lambda: None,
 ) -> list[CaseOutcome]:
     """The outcome of each pending case: skipped (a stored attribution, and no refresh), failed
-    (it cannot be attributed: no answer unit, gone), or attributed with its result."""
+    (it cannot be attributed: no answer unit, gone), or attributed with its result. ``moved``
+    is called as each case finishes (the taker's progress)."""
     refresh = spec.request.refresh
     outcomes = [CaseOutcome(p.case_id, "skipped") for p in pending if p.attributed and not refresh]
     todo = [p.case_id for p in pending if refresh or not p.attributed]
@@ -448,7 +570,7 @@ async def attribute_batch(
             finally:
                 if judge is not None:
                     await close_judge(judge)
-            shared.moved()
+            moved()
             return outcome
 
     return outcomes + list(await asyncio.gather(*(one(c) for c in todo)))

@@ -1,0 +1,20 @@
+// Takes a free chunk of any running job for $holder, as one compare-and-set: a chunk is free
+// when its free_at has passed (never taken, or its holder's lease expired: the holder died, or
+// stopped renewing it). One of the $look oldest free chunks is picked at random (takers of
+// several processes polling at once mostly pick different ones); its first SET takes the
+// chunk's write lock before free_at is read again, so of two takers the second reads the
+// first's new lease and takes nothing. The lease lasts $lease_ms by the store's clock. The job's
+// heartbeat_at says a process works on it; taken_by lists every holder the chunk had. Returns no row when nothing was taken.
+// $params: holder (string), lease_ms (int), look (int)
+MATCH (k:JobChunk)
+WHERE k.free_at <= datetime()
+WITH k ORDER BY k.free_at LIMIT $look
+WITH k ORDER BY rand() LIMIT 1
+SET k.take_lock = true
+REMOVE k.take_lock
+WITH k WHERE k.free_at <= datetime()
+MATCH (k)-[:CHUNK_OF]->(j:AttributionJob {status: 'running'})
+SET k.holder = $holder, k.free_at = datetime() + duration({milliseconds: $lease_ms}),
+    k.taken_by = coalesce(k.taken_by, []) + $holder, j.heartbeat_at = datetime()
+RETURN k.project AS project, k.job_id AS job_id, k.seq AS seq,
+       j.judge AS judge, j.refresh AS refresh, j.max_llm_calls AS max_llm_calls
