@@ -11,8 +11,8 @@ else the project holds (``cypher/attribution/scope_messages``, ``store_memories`
 The value kept is the attribute's string; any other value (a number, a list) is kept as its
 canonical JSON behind ``json:`` (so ``1``, ``1.0``, ``true`` and ``"1"`` stay four scopes, as
 they were when scopes were matched in the JSON), and a value an index cannot hold (over
-:data:`MAX_VALUE` characters, or not valid Unicode) as ``sha256:`` and a digest of that JSON. The scope reads
-the lineage's values through :func:`scope_value` too, so both sides always agree.
+:data:`MAX_VALUE` characters, or not valid Unicode) as ``sha256:`` and a digest of that JSON.
+The scope reads the lineage's values through :func:`scope_value` too, so both sides agree.
 """
 
 from __future__ import annotations
