@@ -21,9 +21,9 @@ from benchmarks.attribution.run import CaseRef, Dataset, record_of
 from graph_schema import STORE_KEY, scope_names
 from graph_schema.rules import is_source_message
 from service.attribution.engine import attribute
-from service.attribution.graph import CaseGraph, NodeRead
+from service.attribution.graph import CaseGraph, NodeRead, ScopeMessage, ScopeRead
 from service.attribution.judges.base import CachedJudge, Judge
-from service.attribution.rows import ScopeMessage, ScopeRead, node_read
+from service.attribution.rows import node_read
 from service.attribution.scope import (
     NEIGHBOURHOOD_KINDS,
     NEIGHBOURHOOD_STEPS,

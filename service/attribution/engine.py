@@ -31,14 +31,13 @@ from typing import Protocol
 
 from service.attribution.confidence import calibrated
 from service.attribution.construction import builders, follow, is_live, loss_reason
-from service.attribution.graph import READ_KINDS, CaseGraph, NodeRead
+from service.attribution.graph import READ_KINDS, CaseGraph, NodeRead, ScopeRead
 from service.attribution.judges.base import CachedJudge, Question, Verdict
 from service.attribution.models import (
     AttributionResult,
     BlamedOperation,
     Searched,
 )
-from service.attribution.rows import ScopeRead
 from service.attribution.scope import Scope, recorded_at, recorded_by, scope_of
 from service.attribution.search import fuse, message_index
 from service.attribution.walk import NO_UNIT, CaseFacts, Walk

@@ -64,6 +64,29 @@ class NodeRead:
     outputs: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class ScopeMessage:
+    """A message of a scope (``attribution/scope_messages``): its node, whose ``ts`` is when it
+    was recorded, and that instant exactly (``rows.nanoseconds``), which a job's shared read of
+    the scope compares with each case's answer time (``scope_reads``)."""
+
+    node: Node
+    recorded: int | None
+
+
+@dataclass(frozen=True)
+class ScopeRead:
+    """A scope's messages, and whether a limit cut them (reported as ``searched.scope_cut``)."""
+
+    messages: list[ScopeMessage]
+    cut: bool = False
+    scope: str | None = None  # how the scope was found, when not as the Scope was named
+
+    @property
+    def nodes(self) -> list[Node]:
+        return [m.node for m in self.messages]
+
+
 @dataclass
 class CaseGraph:
     """Units, operations and their ordered edges, with lookups both ways.

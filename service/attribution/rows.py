@@ -25,41 +25,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from neo4j.time import DateTime
 
 from graph_schema import ENTRY_KEYS
-from service.attribution.graph import Node, NodeRead
+from service.attribution.graph import Node, NodeRead, ScopeMessage
 from service.neo4j_values import from_epoch
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
-
-
-@dataclass(frozen=True, slots=True)
-class ScopeMessage:
-    """A message of a scope (``attribution/scope_messages``): its node, whose ``ts`` is when it
-    was recorded, and that instant exactly (:func:`nanoseconds`), which a job's shared read of
-    the scope compares with each case's answer time (``scope_reads``)."""
-
-    node: Node
-    recorded: int | None
-
-
-@dataclass(frozen=True)
-class ScopeRead:
-    """A scope's messages, and whether a limit cut them (reported as ``searched.scope_cut``)."""
-
-    messages: list[ScopeMessage]
-    cut: bool = False
-    scope: str | None = None  # how the scope was found, when not as the Scope was named
-
-    @property
-    def nodes(self) -> list[Node]:
-        return [m.node for m in self.messages]
 
 
 def node_read(row: Mapping[str, Any]) -> NodeRead:

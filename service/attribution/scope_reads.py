@@ -30,7 +30,8 @@ from dataclasses import dataclass, field, replace
 from neo4j import AsyncSession
 
 from service.attribution import scope_repository as attribution_scope
-from service.attribution.rows import ScopeMessage, ScopeRead, nanoseconds
+from service.attribution.graph import ScopeMessage, ScopeRead
+from service.attribution.rows import nanoseconds
 from service.attribution.scope import Scope
 
 SCOPES_KEPT = 16

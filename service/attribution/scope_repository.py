@@ -5,7 +5,8 @@ from __future__ import annotations
 from neo4j import AsyncManagedTransaction, AsyncSession
 
 from cypher import query
-from service.attribution.rows import ScopeRead, scope_message
+from service.attribution.graph import ScopeRead
+from service.attribution.rows import scope_message
 from service.attribution.scope import (
     NEIGHBOURHOOD_KINDS,
     NEIGHBOURHOOD_STEPS,

@@ -13,14 +13,13 @@ from neo4j import AsyncSession
 from service.attribution import repository as attributions
 from service.attribution import scope_repository as attribution_scope
 from service.attribution.engine import attribute
-from service.attribution.graph import CaseGraph, NodeRead
+from service.attribution.graph import CaseGraph, NodeRead, ScopeRead
 from service.attribution.judge_check import repository as judge_checks
 from service.attribution.judge_check.models import JudgeCheckResult
 from service.attribution.judges.base import CachedJudge, HeuristicStandIn, Judge
 from service.attribution.judges.heuristic import HeuristicJudge
 from service.attribution.models import AttributeRequest, AttributionResult, JudgeKind
 from service.attribution.row_cache import RowCache
-from service.attribution.rows import ScopeRead
 from service.attribution.scope import Scope
 from service.attribution.scope_reads import ScopeReads
 from service.attribution.search import EndpointEmbedder
