@@ -28,7 +28,7 @@ project); ``JudgeCheck`` is a model's recorded judge check in a project (``id``:
 ``OtlpWarnings`` is a project's log of what its OTLP exports were told (one per project);
 ``OptimizationClaim`` is the claim of the optimisation running on a prompt (``id``: the prompt's
 name; empty when none runs); ``ReportCount`` is one of a project's kept report counts (``key``:
-the combination of what the report groups by, ``service/reports/kept_repository.py``); every
+the combination of what the report groups by, ``service/reports/counts/repository.py``); every
 other label holds a project's data."""
 
 EDGE_TYPES = {

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import ParamSpec, TypeVar
 
-from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncManagedTransaction, AsyncSession
+from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncSession
 from neo4j.exceptions import (
     ClientError,
     DriverError,
@@ -211,10 +211,24 @@ async def apply_schema(driver: AsyncDriver, database: str) -> None:
     await _backfill_rewrites(driver, database)
     await _drop_stale_attributions(driver, database)
     await _backfill_scope_names(driver, database)
-    await _count_uncounted_cases(driver, database)
+    for migration in MIGRATIONS:
+        await migration(driver, database)
 
 
 BACKFILL_BATCH = 5_000
+
+Migration = Callable[[AsyncDriver, str], Awaitable[None]]
+MIGRATIONS: list[Migration] = []
+"""Start-up migrations a feature keeps in Python (its rule lives in the feature, and the
+kernel imports no feature): run by ``apply_schema`` after its own, in the order registered.
+A feature registers one when its module is imported (``service.reports.counts.repository``,
+imported by every writer that keeps its counts)."""
+
+
+def register_migration(migration: Migration) -> None:
+    """Run ``migration(driver, database)`` at every schema bootstrap (once per function)."""
+    if migration not in MIGRATIONS:
+        MIGRATIONS.append(migration)
 
 
 async def _repeat_until_none(driver: AsyncDriver, database: str, name: str, done: str) -> None:
@@ -300,32 +314,3 @@ async def _backfill_scope_names(driver: AsyncDriver, database: str) -> None:
         )
     if rows:
         log.info("neo4j store: kept the scope names of %d nodes stored before", len(rows))
-
-
-async def _count_uncounted_cases(driver: AsyncDriver, database: str) -> None:
-    """Add the cases stored before the kept report counts to them (``report_key`` is null), a
-    project and batch per transaction (``cypher/migrations/uncounted_cases.cypher``, then
-    ``service.reports.kept_repository``); after the stale attributions are gone, so what is
-    counted is what a recount reads. On a store that has none, one label scan."""
-    from service.reports import kept_repository as kept  # the reports import this module's errors
-
-    while True:
-        records, _, _ = await driver.execute_query(
-            query("migrations/uncounted_cases"), batch=BACKFILL_BATCH, database_=database
-        )
-        if not records:
-            return
-        async with driver.session(database=database) as session:
-            for record in records:
-                project, ids = record["project"], record["ids"]
-
-                async def work(
-                    tx: AsyncManagedTransaction, p: str = project, i: list[str] = ids
-                ) -> None:
-                    await kept.count_again(tx, p, await kept.counted_before(tx, p, i))
-
-                await session.execute_write(work)
-        log.info(
-            "neo4j store: counted %d cases stored before kept report counts",
-            sum(len(r["ids"]) for r in records),
-        )

@@ -4,7 +4,7 @@
 // for a project DELETE /project marked and has not finished). Each part reads the
 // (project, ...) indexes of its label; no row for a project that holds none of that label.
 // Cases and failed cases are the sums of the project's kept report counts
-// (service/reports/kept_repository.py), not a count of its cases: they cost the same at any
+// (service/reports/counts/repository.py), not a count of its cases: they cost the same at any
 // size.
 // $params: projects (list of string or null: only these projects; null: every project)
 MATCH (o:Operation)

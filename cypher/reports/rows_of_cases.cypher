@@ -1,6 +1,6 @@
 // The report rows of some cases (by id), as reports/case_rows reads them for a whole project,
 // with the same rules for a case's system and time (service/reports/models.py): the writers
-// count a case with it after they change what it counts (service/reports/kept_repository.py). A test
+// count a case with it after they change what it counts (service/reports/counts/repository.py). A test
 // (tests/reports/test_kept_counts.py) compares what both give, field by field.
 // $params: project (string), ids (list of string)
 UNWIND $ids AS case_id

@@ -17,7 +17,7 @@ from service.attribution.shared_graph import Region, extend, read_region
 from service.cases.models import CaseView
 from service.cases.repository import read_case
 from service.db import store_errors
-from service.reports import kept_repository as kept
+from service.reports.counts import repository as kept
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from service.cases.models import CaseFilters, CaseView, Subgraph, SubgraphBounds
 from service.db import store_errors
 from service.neo4j_values import from_epoch, native
 from service.read_budget import ByteBudget, json_bytes
-from service.reports import kept_repository as kept
+from service.reports.counts import repository as kept
 
 
 def _attributes(value: str | None) -> dict[str, Any]:

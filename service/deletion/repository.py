@@ -18,7 +18,7 @@ from neo4j import AsyncManagedTransaction, AsyncSession
 from cypher import query
 from service.db import store_errors, write_rerun
 from service.deletion.models import DeletionCounts
-from service.reports import kept_repository as kept
+from service.reports.counts import repository as kept
 
 OPERATIONS_PER_TRANSACTION = 2_000
 NODES_PER_TRANSACTION = 10_000

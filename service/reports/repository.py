@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import Any
 
 from neo4j import AsyncSession, AsyncTransaction
 
@@ -14,9 +14,6 @@ from cypher import query
 from service.llm.models import Cost
 from service.neo4j_values import from_epoch_ms
 from service.read_budget import Deadline, read_within
-
-if TYPE_CHECKING:
-    from service.reports.kept_repository import CountRow
 
 
 @dataclass(frozen=True)
@@ -90,32 +87,3 @@ async def case_rows(
         return [record_to_row(record) async for record in result]
 
     return await read_within(session, deadline, work)
-
-
-async def kept_rows(
-    session: AsyncSession,
-    deadline: Deadline,
-    project: str,
-    system: str | None,
-    since: datetime | None,
-    until: datetime | None,
-) -> list[CountRow]:
-    """The project's kept count nodes in the filters (``since``/``until`` at UTC midnights:
-    the counts are by day); ``ReadTimedOut`` past ``deadline``."""
-    from service.reports.kept_repository import CountRow  # it imports this module
-
-    async def work(tx: AsyncTransaction) -> list[CountRow]:
-        result = await tx.run(
-            query("reports/kept_counts"),
-            project=project,
-            system=system,
-            since_day=_day(since),
-            until_day=_day(until),
-        )
-        return [CountRow.of_record(record) async for record in result]
-
-    return await read_within(session, deadline, work)
-
-
-def _day(moment: datetime | None) -> str | None:
-    return moment.astimezone(UTC).date().isoformat() if moment is not None else None

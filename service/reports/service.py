@@ -20,7 +20,8 @@ from service.errors import InvalidInput, ReadTimedOut
 from service.prompts.service import version_rates
 from service.read_budget import Deadline
 from service.reports import repository as reports
-from service.reports.kept_repository import CountRow
+from service.reports.counts import repository as counts
+from service.reports.counts.repository import CountRow
 from service.reports.models import (
     BlamedOperationCount,
     BlamedPromptCount,
@@ -255,7 +256,7 @@ async def build_report(
     counted: Counted = "kept" if kept_counts_answer(filters) else "cases"
     try:
         if counted == "kept":
-            rows = await reports.kept_rows(
+            rows = await counts.kept_rows(
                 session, deadline, project, filters.system, filters.since, filters.until
             )
         else:

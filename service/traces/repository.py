@@ -58,7 +58,7 @@ from ingest.marks import reach_in_batch, rewrites_in_batch
 from ingest.rows import BatchRows, split_rows
 from service.db import RACE_RERUNS, store_errors, vanished
 from service.errors import ConcurrentChange, Conflict
-from service.reports import kept_repository as kept
+from service.reports.counts import repository as kept
 from service.traces.models import IngestResult, KindCounts
 
 LOST_UNITS = (
@@ -375,7 +375,7 @@ async def _counted_before(
     cases: list[str],
 ) -> dict[str, kept.Contribution | None]:
     """The batch's new ``cases`` and the stored cases whose report row it can change, locked
-    with what they count now (``service.reports.kept_repository``): those answered by a unit
+    with what they count now (``service.reports.counts.repository``): those answered by a unit
     one of the new ``operations`` produces (the case's system) or the batch ``defined`` (its
     time)."""
     answers = sorted({edge["unit"] for op in operations for edge in op["outputs"]} | set(defined))

@@ -67,7 +67,7 @@ def orphans(driver: Driver, project: str) -> int:
 
 
 def report_counts(driver: Driver, project: str) -> int:
-    """How many kept report count nodes the project has (service/reports/kept_repository.py)."""
+    """How many kept report count nodes the project has (service/reports/counts/repository.py)."""
     return driver.execute_query(
         "MATCH (n:ReportCount {project: $p}) RETURN count(n) AS n", p=project
     ).records[0]["n"]

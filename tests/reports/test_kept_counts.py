@@ -1,4 +1,4 @@
-"""The kept report counts (``service/reports/kept_repository.py``) against counting case by case.
+"""The kept report counts (``service/reports/counts/repository.py``) against counting case by case.
 
 Random writes of every kind that changes what a report counts (ingest, including answers whose
 producer or time arrives in a later batch; verdicts; single attributions and a job; deletion of
@@ -20,7 +20,8 @@ import httpx
 import pytest
 from neo4j import AsyncGraphDatabase, Driver
 
-from service.db import apply_schema
+from service.db import MIGRATIONS, apply_schema
+from service.reports.counts import repository as counts
 from tests.support.servers import Neo4jHandle, ServiceHandle
 
 SYSTEMS = ("mem0", "rag", "letta")
@@ -336,6 +337,7 @@ def test_start_up_migration_counts_an_older_store(
         finally:
             await driver.close()
 
+    assert counts.count_uncounted_cases in MIGRATIONS
     asyncio.run(start_up())
     assert comparable(report(client, project, {})) == expected
     assert_kept_equals_recount(client, project, "after the migration")

@@ -18,14 +18,19 @@ what the other added, and counts are added under the count node's write lock.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
-from datetime import UTC, date
+from datetime import UTC, date, datetime
 from typing import Any
 
-from neo4j import AsyncManagedTransaction, AsyncTransaction
+from neo4j import AsyncDriver, AsyncManagedTransaction, AsyncSession, AsyncTransaction
 
 from cypher import query
+from service.db import BACKFILL_BATCH, register_migration
+from service.read_budget import Deadline, read_within
 from service.reports.repository import CaseRow, record_to_row
+
+log = logging.getLogger(__name__)
 
 SUMS = ("cases", "llm_calls", "input_tokens", "output_tokens", "seconds", "llm_judged", "on_llm")
 """What a count node sums over its cases, in the order a case stores them (``report_sums``)."""
@@ -172,3 +177,58 @@ def _delta(key: str, dims: dict[str, str | None], sums: list[float]) -> dict[str
     for name, value in zip(SUMS, sums, strict=True):
         values[name] = value if name == "seconds" else round(value)
     return values
+
+
+async def kept_rows(
+    session: AsyncSession,
+    deadline: Deadline,
+    project: str,
+    system: str | None,
+    since: datetime | None,
+    until: datetime | None,
+) -> list[CountRow]:
+    """The project's kept count nodes in the filters (``since``/``until`` at UTC midnights:
+    the counts are by day); ``ReadTimedOut`` past ``deadline``."""
+
+    async def work(tx: AsyncTransaction) -> list[CountRow]:
+        result = await tx.run(
+            query("reports/kept_counts"),
+            project=project,
+            system=system,
+            since_day=_day(since),
+            until_day=_day(until),
+        )
+        return [CountRow.of_record(record) async for record in result]
+
+    return await read_within(session, deadline, work)
+
+
+def _day(moment: datetime | None) -> str | None:
+    return moment.astimezone(UTC).date().isoformat() if moment is not None else None
+
+
+async def count_uncounted_cases(driver: AsyncDriver, database: str) -> None:
+    """Start-up migration: add the cases stored before the kept counts to them (``report_key``
+    is null), a project and batch per transaction (``cypher/migrations/uncounted_cases``). Run
+    by ``service.db.apply_schema`` after its own migrations (so stale attributions are gone and
+    what is counted is what a recount reads); on a store that has none, one label scan."""
+    while True:
+        records, _, _ = await driver.execute_query(
+            query("migrations/uncounted_cases"), batch=BACKFILL_BATCH, database_=database
+        )
+        if not records:
+            return
+        async with driver.session(database=database) as session:
+            for record in records:
+                await session.execute_write(_count_now, record["project"], record["ids"])
+        log.info(
+            "neo4j store: counted %d cases stored before kept report counts",
+            sum(len(r["ids"]) for r in records),
+        )
+
+
+async def _count_now(tx: AsyncManagedTransaction, project: str, ids: list[str]) -> None:
+    await count_again(tx, project, await counted_before(tx, project, ids))
+
+
+register_migration(count_uncounted_cases)

@@ -1,0 +1,1 @@
+"""Kept report counts: ``repository`` keeps them in the writers' transactions and reads them."""
