@@ -5,7 +5,7 @@
 // $params: project (string)
 WITH EXISTS { MATCH (n:Attribution {project: $project}) WHERE n.case_id IS NOT NULL }
   OR EXISTS { MATCH (n:AttributionJob {project: $project}) WHERE n.id IS NOT NULL }
-  OR EXISTS { MATCH (n:JobChunk {project: $project}) WHERE n.job_id IS NOT NULL }
+  OR EXISTS { MATCH (n:JobChunk {project: $project}) WHERE n.job_id IS NOT NULL AND n.seq IS NOT NULL }
   OR EXISTS { MATCH (n:Case {project: $project}) WHERE n.id IS NOT NULL }
   OR EXISTS { MATCH (n:Operation {project: $project}) WHERE n.id IS NOT NULL }
   OR EXISTS { MATCH (n:Unit {project: $project}) WHERE n.id IS NOT NULL }
