@@ -4,8 +4,12 @@
 // several processes polling at once mostly pick different ones); its first SET takes the
 // chunk's write lock before free_at is read again, so of two takers the second reads the
 // first's new lease and takes nothing. The lease lasts $lease_ms by the store's clock. The job's
-// heartbeat_at says a process works on it; taken_by lists every holder the chunk had. Returns no row when nothing was taken.
-// $params: holder (string), lease_ms (int), look (int)
+// heartbeat_at says a process works on it; taken_by lists every holder the chunk had. Only
+// jobs whose judge this process can run are taken: a replica without an LLM endpoint leaves an
+// llm job's chunks to those that have one (it would fail them). Returns no row when nothing
+// was taken.
+// $params: holder (string), lease_ms (int), look (int),
+//          judges (list of string: the judge kinds this process can run)
 MATCH (k:JobChunk)
 WHERE k.free_at <= datetime()
 WITH k ORDER BY k.free_at LIMIT $look
@@ -14,6 +18,7 @@ SET k.take_lock = true
 REMOVE k.take_lock
 WITH k WHERE k.free_at <= datetime()
 MATCH (k)-[:CHUNK_OF]->(j:AttributionJob {status: 'running'})
+WHERE coalesce(j.judge, 'heuristic') IN $judges
 SET k.holder = $holder, k.free_at = datetime() + duration({milliseconds: $lease_ms}),
     k.taken_by = coalesce(k.taken_by, []) + $holder, j.heartbeat_at = datetime()
 RETURN k.project AS project, k.job_id AS job_id, k.seq AS seq,

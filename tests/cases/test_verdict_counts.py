@@ -61,8 +61,8 @@ def flip_after_attributing(client: httpx.Client, project: str) -> None:
         set_verdict(client, project, case_id, "passed")
 
 
-def report(client: httpx.Client, project: str) -> dict[str, Any]:
-    got = client.get("/report", params={"project": project})
+def report(client: httpx.Client, project: str, **params: str) -> dict[str, Any]:
+    got = client.get("/report", params={"project": project, **params})
     assert got.status_code == 200, got.text
     return dict(got.json())
 
@@ -133,8 +133,9 @@ def test_attributions_kept_by_an_earlier_version_are_dropped_at_start_up(
     tmp_path: Path,
 ) -> None:
     """A store written before verdicts dropped attributions holds a blame of a passed case (the
-    verdict changed as an earlier version changed it: the property alone): the next service start
-    deletes it (cypher/migrations), and the counts agree again."""
+    verdict changed as an earlier version changed it: the property alone), and, older still than
+    the kept report counts, no counts: the next service start deletes the blame
+    (cypher/migrations), counts the cases, and the counts agree again."""
     assert client.post("/traces", json=demo_batch(project)).status_code == 200
     for case_id in FLIPPED:
         assert attribute(client, project, case_id).status_code == 200
@@ -143,7 +144,13 @@ def test_attributions_kept_by_an_earlier_version_are_dropped_at_start_up(
         p=project,
         ids=list(FLIPPED),
     )
-    assert report(client, project)["totals"]["attributed"] == 2  # the earlier version's count
+    neo4j_driver.execute_query(  # an earlier version kept no report counts
+        "MATCH (c:Case {project: $p}) REMOVE c.report_key, c.report_sums "
+        "WITH count(*) AS done MATCH (k:ReportCount {project: $p}) DETACH DELETE k",
+        p=project,
+    )
+    # the earlier version's count, case by case
+    assert report(client, project, recount="true")["totals"]["attributed"] == 2
     with client_of_service(neo4j, tmp_path) as fresh:
         totals = report(fresh, project)["totals"]
         assert (totals["failed"], totals["attributed"], totals["attributions"]) == (3, 0, 0)

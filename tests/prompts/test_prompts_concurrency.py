@@ -63,6 +63,7 @@ def two_services(neo4j: Neo4jHandle, workdir: Path) -> Iterator[Setup]:
             "MEMTRACE_LLM_TIMEOUT_S": str(HOLD_S + 60),  # the held request is not a timeout
             "MEMTRACE_JOB_HEARTBEAT_S": "600",
             "MEMTRACE_JOB_STALE_S": "3600",
+            "MEMTRACE_JOB_LEASE_S": "3600",  # a lease outlives two heartbeats (settings check)
         }
         with (
             run_service(neo4j.uri, workdir, environment=env) as a,

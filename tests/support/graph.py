@@ -9,8 +9,11 @@ from neo4j import Driver
 
 
 def graph_counts(driver: Driver, project: str) -> dict[str, int]:
+    """The nodes and edges of a project's traces: not its kept report counts (``ReportCount``,
+    bookkeeping the writer keeps beside the graph, tested in tests/reports)."""
     records, _, _ = driver.execute_query(
-        "MATCH (n {project: $project}) RETURN count(n) AS nodes, sum(COUNT { (n)-->() }) AS edges",
+        "MATCH (n {project: $project}) WHERE NOT n:ReportCount"
+        " RETURN count(n) AS nodes, sum(COUNT { (n)-->() }) AS edges",
         project=project,
         database_="neo4j",
     )

@@ -288,16 +288,25 @@ async def unchunked_jobs(session: AsyncSession) -> list[tuple[str, str]]:
 
 @store_errors
 async def take_chunk(
-    session: AsyncSession, holder: str, lease_ms: int, job: tuple[str, str] | None, look: int
+    session: AsyncSession,
+    holder: str,
+    lease_ms: int,
+    job: tuple[str, str] | None,
+    look: int,
+    judges: tuple[str, ...] = ("heuristic",),
 ) -> Taken | None:
     """Take a free chunk for ``holder`` (a lease of ``lease_ms``) by compare-and-set: of any
-    running job (one of the ``look`` oldest free), or of ``job`` (project, id), including the
-    chunks of its head start. None: nothing to take."""
+    running job whose judge is one of ``judges`` (one of the ``look`` oldest free), or of
+    ``job`` (project, id), including the chunks of its head start. None: nothing to take."""
 
     async def work(tx: AsyncManagedTransaction) -> Taken | None:
         if job is None:
             result = await tx.run(
-                query("attribution_jobs/take_chunk"), holder=holder, lease_ms=lease_ms, look=look
+                query("attribution_jobs/take_chunk"),
+                holder=holder,
+                lease_ms=lease_ms,
+                look=look,
+                judges=list(judges),
             )
         else:
             result = await tx.run(

@@ -126,6 +126,13 @@ def head_start_ms(settings: Settings) -> int:
     return int(2 * settings.job_poll_s * 1000)
 
 
+def judges_here(settings: Settings) -> tuple[str, ...]:
+    """The judges this process can run: an llm judge needs an LLM endpoint. A process takes
+    chunks of other processes' jobs only when it can run their judge (replicas configured
+    differently would otherwise fail each other's jobs)."""
+    return ("heuristic", "llm", "llm-all") if settings.llm_base_url else ("heuristic",)
+
+
 def lease_ms(settings: Settings) -> int:
     return int(settings.job_lease_s * 1000)
 
@@ -318,7 +325,12 @@ class JobWorker(_LoopThread):
         for store in stores.all():
             async with store.driver.session(database=store.database) as session:
                 taken = await jobs.take_chunk(
-                    session, taker.holder, lease_ms(self._settings), None, LOOK
+                    session,
+                    taker.holder,
+                    lease_ms(self._settings),
+                    None,
+                    LOOK,
+                    judges_here(self._settings),
                 )
             if taken is not None:
                 return store, taken
