@@ -7,18 +7,21 @@
 // heartbeat_at says a process works on it; taken_by lists every holder the chunk had. Only
 // jobs whose judge this process can run are taken: a replica without an LLM endpoint leaves an
 // llm job's chunks to those that have one (it would fail them). Returns no row when nothing
-// was taken.
+// was taken. The job's state and judge are asked of every free chunk before the oldest are
+// picked: chunks no process here can take (an llm job's on a replica without an LLM, a job
+// gone) must not fill the window and starve the jobs behind them.
 // $params: holder (string), lease_ms (int), look (int),
 //          judges (list of string: the judge kinds this process can run)
 MATCH (k:JobChunk)
 WHERE k.free_at <= datetime()
+MATCH (k)-[:CHUNK_OF]->(j:AttributionJob {status: 'running'})
+WHERE coalesce(j.judge, 'heuristic') IN $judges
 WITH k ORDER BY k.free_at LIMIT $look
 WITH k ORDER BY rand() LIMIT 1
 SET k.take_lock = true
 REMOVE k.take_lock
 WITH k WHERE k.free_at <= datetime()
 MATCH (k)-[:CHUNK_OF]->(j:AttributionJob {status: 'running'})
-WHERE coalesce(j.judge, 'heuristic') IN $judges
 SET k.holder = $holder, k.free_at = datetime() + duration({milliseconds: $lease_ms}),
     k.taken_by = coalesce(k.taken_by, []) + $holder, j.heartbeat_at = datetime()
 RETURN k.project AS project, k.job_id AS job_id, k.seq AS seq,
