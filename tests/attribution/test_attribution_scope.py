@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from tests.support.attribution import attribute
+from tests.support.attribution import stable_results
 
 DAY = "2023-05-08"
 
@@ -106,18 +106,6 @@ def _send(client: httpx.Client, project: str, *parts: dict[str, Any]) -> None:
         assert response.status_code == 200, response.text
 
 
-def _results(client: httpx.Client, project: str, cases: list[str]) -> list[dict[str, Any]]:
-    out = []
-    for case in cases:
-        response = attribute(client, project, case, refresh=True)
-        assert response.status_code == 200, response.text
-        result = response.json()
-        result.pop("created_at")
-        result["cost"].pop("seconds")
-        out.append(result)
-    return out
-
-
 def _later_repeat(prefix: str, conv: str) -> dict[str, Any]:
     """A later session of the same conversation repeating the evidence sentence word for word,
     and an extraction after the answer that loses it again."""
@@ -151,7 +139,7 @@ def test_results_do_not_depend_on_other_conversations_or_later_sessions(
     client: httpx.Client, project: str
 ) -> None:
     _send(client, project, conversation("a-", "alice"))
-    alone = _results(client, project, CASES)
+    alone = stable_results(client, project, CASES)
     assert [(r["error_type"], r["operation"]["id"]) for r in alone] == [
         ("ExtractionError", "a-x1"),
         ("RetrievalError", "a-r2"),
@@ -162,7 +150,7 @@ def test_results_do_not_depend_on_other_conversations_or_later_sessions(
     for i in range(20):
         _send(client, crowded, conversation(f"o{i}-", f"other-{i}"))
     _send(client, crowded, _later_repeat("a-", "alice"))
-    assert _results(client, crowded, CASES) == alone
+    assert stable_results(client, crowded, CASES) == alone
 
 
 def test_a_unit_recorded_after_the_answer_is_never_evidence(
@@ -172,7 +160,7 @@ def test_a_unit_recorded_after_the_answer_is_never_evidence(
     # The only message saying where the sister lives arrives after the answer.
     batch["units"][0] = _msg("a-m1", "Alice: hello there", f"{DAY}T10:00:00Z")
     _send(client, project, batch, _later_repeat("a-", "alice"))
-    result = _results(client, project, ["a-case1"])[0]
+    result = stable_results(client, project, ["a-case1"])[0]
     assert "a-late" not in result["evidence_path"]
     assert result["operation"] is None or result["operation"]["id"] != "a-xlate"
     given = {
@@ -190,7 +178,7 @@ def test_a_unit_recorded_after_the_answer_is_never_evidence(
         ],
     }
     _send(client, project, given)
-    result = _results(client, project, ["a-case9"])[0]
+    result = stable_results(client, project, ["a-case9"])[0]
     assert "a-late" not in result["evidence_path"]
     assert result["operation"] is None or result["operation"]["id"] != "a-xlate"
 
@@ -209,20 +197,20 @@ def test_an_operation_after_the_answer_is_never_blamed(client: httpx.Client, pro
         )
     )
     _send(client, project, batch)
-    result = _results(client, project, ["a-case2"])[0]
+    result = stable_results(client, project, ["a-case2"])[0]
     assert (result["error_type"], result["operation"]["id"]) == ("RetrievalError", "a-r2")
 
 
-def test_same_trace_in_two_projects_gives_identical_results(
+def test_same_trace_in_two_projects_gives_identicalstable_results(
     client: httpx.Client, project: str
 ) -> None:
     _send(client, project, conversation("a-", "alice"))
-    first = _results(client, project, CASES)
+    first = stable_results(client, project, CASES)
     for i in range(3):  # other projects written in between
         _send(client, f"{project}-other-{i}", conversation(f"z{i}-", f"z-{i}"))
     second = f"{project}-again"
     _send(client, second, conversation("a-", "alice"))
-    assert _results(client, second, CASES) == first
+    assert stable_results(client, second, CASES) == first
 
 
 # The failure classes of issue 10, each as a small trace.
@@ -266,7 +254,7 @@ def _chain(
 
 def _blamed(client: httpx.Client, project: str, batch: dict[str, Any]) -> tuple[Any, Any]:
     _send(client, project, batch)
-    result = _results(client, project, ["case"])[0]
+    result = stable_results(client, project, ["case"])[0]
     return result["error_type"], (result["operation"] or {}).get("id")
 
 
@@ -570,6 +558,6 @@ def test_an_inconclusive_result_never_comes_with_a_high_confidence(client: httpx
     )
     project = f"t-{uuid.uuid4().hex[:8]}"
     _send(client, project, batch)
-    result = _results(client, project, ["case"])[0]
+    result = stable_results(client, project, ["case"])[0]
     assert result["status"] == "inconclusive"
     assert result["confidence"] <= 0.3

@@ -21,10 +21,11 @@ from neo4j import Driver
 
 from cypher import query
 from service.attribution.scope import NEIGHBOURHOOD_KINDS, NEIGHBOURHOOD_STEPS, RECENT_OPERATIONS
-from tests.support.attribution import attribute
+from tests.support.attribution import stable_results
 
 DAY = "2023-05-08"
 SCANS = ("AllNodesScan", "NodeByLabelScan", "NodeIndexScan", "NodeIndexContainsScan")
+CASES = ["a-case1", "a-case2"]
 NAMINGS = ("nothing", "conversation", "user", "session")
 UNTIL = datetime(2023, 5, 8, 12, 0, 5, tzinfo=UTC)  # the first answer's time
 
@@ -194,18 +195,6 @@ def test_the_last_resort_reads_a_window_not_the_project(neo4j_driver: Driver) ->
     assert control is not None and "NodeByLabelScan" in _plans(control)
 
 
-def _results(client: httpx.Client, project: str) -> list[dict[str, Any]]:
-    out = []
-    for case in ("a-case1", "a-case2"):
-        response = attribute(client, project, case, refresh=True)
-        assert response.status_code == 200, response.text
-        result = response.json()
-        result.pop("created_at")
-        result["cost"].pop("seconds")
-        out.append(result)
-    return out
-
-
 def test_an_unnamed_case_is_the_same_beside_twenty_copies_and_finds_a_deleted_memory(
     client: httpx.Client,
 ) -> None:
@@ -214,14 +203,14 @@ def test_an_unnamed_case_is_the_same_beside_twenty_copies_and_finds_a_deleted_me
     _send(client, crowded, conversation("a-", "nothing", "alice"))
     for i in range(20):
         _send(client, crowded, conversation(f"o{i}-", "nothing", f"other{i}"))
-    results = _results(client, alone)
+    results = stable_results(client, alone, CASES)
     assert [(r["error_type"], r["operation"]["id"]) for r in results] == [
         ("ExtractionError", "a-x1"),
         ("DeletionError", "a-d1"),
     ]
     assert all(r["searched"]["scope"] == "lineage" for r in results)
     assert all(not r["searched"]["scope_cut"] for r in results)
-    assert _results(client, crowded) == results
+    assert stable_results(client, crowded, CASES) == results
 
 
 def test_a_case_linked_to_no_message_searches_the_recent_window(client: httpx.Client) -> None:
@@ -236,6 +225,6 @@ def test_a_case_linked_to_no_message_searches_the_recent_window(client: httpx.Cl
                 _unit(f"{op['id']}-rec", "memory", "Alice has a sister"),
             ]
     _send(client, project, batch)
-    result = _results(client, project)[0]
+    result = stable_results(client, project, CASES)[0]
     assert result["searched"]["scope"] == "recent"
     assert (result["error_type"], result["operation"]["id"]) == ("ExtractionError", "a-x1")
