@@ -12,7 +12,8 @@ from neo4j import Driver
 
 from service.attribution.rows import timestamp
 from tests.attribution.test_attribution_job import wait_for
-from tests.attribution.test_attribution_scope import _later_repeat, _results, _send, conversation
+from tests.attribution.test_attribution_scope import _later_repeat, _send, conversation
+from tests.support.attribution import stable_results
 
 
 def _zone(hours: float) -> timezone:
@@ -100,7 +101,7 @@ def test_a_job_reads_each_conversation_once_and_gets_the_per_case_results(
     )
     cases = [f"{p}case{n}" for p in ("a-", "b-", "u-") for n in (1, 2)]
     by_job = _job_results(client, project)
-    one_by_one = dict(zip(cases, _results(client, project, cases), strict=True))
+    one_by_one = dict(zip(cases, stable_results(client, project, cases), strict=True))
     assert sorted(by_job) == sorted(cases)
     assert by_job == one_by_one
     assert by_job["a-case1"]["operation"]["id"] == "a-x1"

@@ -16,7 +16,8 @@ from service.attribution import repository as attributions
 from service.attribution.graph import NodeRead
 from service.attribution.row_cache import RowCache
 from tests.attribution.test_attribution_reads import _job_results
-from tests.attribution.test_attribution_scope import DAY, _msg, _op, _results, _send, _unit
+from tests.attribution.test_attribution_scope import DAY, _msg, _op, _send, _unit
+from tests.support.attribution import stable_results
 from tests.support.servers import Neo4jHandle
 
 LIMIT = 10_000
@@ -152,7 +153,7 @@ def test_a_job_on_a_whole_store_trace_gets_the_per_request_results(
     _send(client, project, whole_store("a-"), whole_store("b-"))
     cases = [f"{p}case{n}" for p in ("a-", "b-") for n in (1, 2, 3)]
     by_job = _job_results(client, project)
-    one_by_one = dict(zip(cases, _results(client, project, cases), strict=True))
+    one_by_one = dict(zip(cases, stable_results(client, project, cases), strict=True))
     assert sorted(by_job) == sorted(cases)
     assert by_job == one_by_one
     assert by_job["a-case1"]["searched"]["units"] > len(whole_store("a-")["units"])

@@ -17,7 +17,8 @@ from service.attribution.row_cache import RowCache
 from service.attribution.shared_graph import Region
 from tests.attribution.test_attribution_reads import _job_results
 from tests.attribution.test_attribution_rows import whole_store
-from tests.attribution.test_attribution_scope import _results, _send
+from tests.attribution.test_attribution_scope import _send
+from tests.support.attribution import stable_results
 from tests.support.servers import Neo4jHandle
 
 T = TypeVar("T")
@@ -117,7 +118,7 @@ def test_a_job_on_several_whole_store_conversations_gets_the_per_request_results
     _send(client, project, whole_store("a-"), whole_store("b-"), whole_store("c-"))
     cases = [*CASES, *(f"c-case{n}" for n in (1, 2, 3))]
     by_job = _job_results(client, project)
-    one_by_one = dict(zip(cases, _results(client, project, cases), strict=True))
+    one_by_one = dict(zip(cases, stable_results(client, project, cases), strict=True))
     assert sorted(by_job) == sorted(cases)
     for case in cases:
         assert by_job[case] == one_by_one[case], case
