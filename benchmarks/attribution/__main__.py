@@ -12,6 +12,7 @@ VARIANTS = {
     "tune": "tune",
     "calibrate": "calibrate",
     "reread": "reread",
+    "fulltext": "fulltext",
     "memtracebench": "memtracebench",
 }
 
