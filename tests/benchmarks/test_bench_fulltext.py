@@ -20,7 +20,7 @@ def test_compare_counts_agreement_evidence_and_change() -> None:
     cases = [Case("a", "q", ["m1"]), Case("b", "q", ["m9"])]
     today = {"a": ["m1", "m2"], "b": ["m3", "m4"]}
     ranked = {"a": ["m1", "m2"], "b": ["m3"]}
-    first = {"a": ["m2", "m1"], "b": ["m3"]}
+    first = {"a": ["m2", "m1"], "b": ["m4"]}  # a: same messages, another order
     assert compare(cases, ranked, today, first) == {
         "same_top_k_as_today": 1,
         "recall_of_today": 0.75,
