@@ -11,6 +11,11 @@
    - limit: the same graph (same nodes, properties, CONSUMES / PRODUCES / PRODUCED_BY edges) by the
      plain ``CREATE`` statements alone (``cypher/ingest/create_*``), one transaction per batch, from
      rows built straight from the JSON: no validation, no fingerprints, no look-ups, no HTTP;
+   - minimal: the minimal graph carrying the same operations, units and edges: what the trace
+     sends (ids, kinds, names, contents, times, ordered CONSUMES / PRODUCES) and nothing the
+     service derives (no fingerprints, marks, scope names, reverse edges, counts), under labels of
+     its own whose only indexes are the two (project, id) keys (``cypher/benchmarks/minimal_*``),
+     by plain ``CREATE`` statements from the same rows: what any writer of this graph must pay;
    - api: ``POST /traces`` to this checkout's service (all ids new);
    - direct: the service's writer (``repository.traces.write_batch``) without HTTP;
    - before (with ``--before DIR``): ``POST /traces`` to a service run from another checkout
@@ -20,7 +25,7 @@
    conflict batch per sender (one operation redefined: 409, nothing written), timed apart from
    the new batches, after every path's new batches of the round: both slots serve the same
    requests, so neither's new batches follow work the other did not do.
-   Prints operations/s and each path's ratio to the limit (over the run, and the median of the
+   Prints operations/s and each path's ratio to both limits (over the run, and the median of the
    rounds' ratios; the paths take turns so that each goes first, and comes straight after each
    other one, equally often in a cycle of rounds: give ``--rounds`` a multiple of the number of
    paths, twice that when it is odd), api / before likewise; a re-send's against the limit's time
@@ -222,12 +227,33 @@ async def _limit(session: AsyncSession, batch: dict[str, Any]) -> None:
     await session.execute_write(_limit_write, batch["project"], rows)
 
 
+async def _minimal_write(tx: AsyncManagedTransaction, project: str, rows: dict[str, Any]) -> None:
+    if rows["seeds"]:
+        await tx.run(query("benchmarks/minimal_unit_refs"), project=project, ids=rows["seeds"])
+    await tx.run(query("benchmarks/minimal_units"), project=project, rows=rows["units"])
+    await tx.run(query("benchmarks/minimal_operations"), project=project, rows=rows["operations"])
+
+
+async def _minimal(session: AsyncSession, batch: dict[str, Any]) -> None:
+    rows = limit_rows(batch)  # the same rows as the limit's: their extra fields go unread
+    await session.execute_write(_minimal_write, batch["project"], rows)
+
+
+async def minimal_schema(driver: AsyncDriver) -> None:
+    for name in ("benchmarks/minimal_unit_key", "benchmarks/minimal_operation_key"):
+        await driver.execute_query(query(name), database_="neo4j")
+
+
+PLAIN = {"limit": _limit, "minimal": _minimal}
+"""The paths that write by plain ``CREATE`` statements: the two limits."""
+
+
 async def _direct(session: AsyncSession, batch: dict[str, Any]) -> None:
     rows = batch_rows(TraceBatch.model_validate(batch))
     await write_batch(session, rows, get_settings().write_transaction_rows)
 
 
-async def _write_all(
+async def write_all(
     driver: AsyncDriver,
     streams: Streams,
     write: Callable[[AsyncSession, dict[str, Any]], Awaitable[None]],
@@ -290,7 +316,8 @@ def ingestion(
     """All paths of all ``shapes`` on one Neo4j (a project each), taking turns round by round,
     so that a machine whose load changes during the run (this one is shared) slows each path
     alike. ``before``: a checkout whose service is run beside this one's (path ``before``)."""
-    paths = ("limit", "api", "direct", *(("before",) if before else ()))
+    paths = ("limit", "minimal", "api", "direct", *(("before",) if before else ()))
+    measured = tuple(p for p in paths if p != "minimal")  # read against the limits they are not
     served = tuple(p for p in paths if p in SERVED)
     streams = {
         (shape, p): shape_streams(shape, f"{shape}-{p}", n_ops, batch_size, concurrency)
@@ -301,8 +328,9 @@ def ingestion(
     seconds = {(shape, k): 0.0 for shape in shapes for k in keys}
     # Each round's ratio to the limit, per path: their median is read next to the totals' ratio
     # (a round that a burst of load fell on moves the total, not the median).
+    ratios = [(f"{p}_to_{limit}", p, limit) for p in measured for limit in PLAIN if p != limit]
     round_ratios: dict[tuple[str, str], list[float]] = {
-        (shape, p): [] for shape in shapes for p in (*paths[1:], "api_to_before")
+        (shape, name): [] for shape in shapes for name in (*(r[0] for r in ratios), "api_to_before")
     }
     # CPU seconds per path of Neo4j, of the service processes, and of this process (the HTTP
     # senders for the API; rows and the driver for limit and direct): where the time goes.
@@ -321,6 +349,7 @@ def ingestion(
         settings = Settings(neo4j_uri=local.uri)
         driver = create_driver(settings)
         loop.run_until_complete(apply_schema(driver, settings.neo4j_database))
+        loop.run_until_complete(minimal_schema(driver))
         # A start-up on a machine others load can take minutes: wait for it, untimed.
         urls = {"api": stack.enter_context(run_service(local.uri, workdir, ready_s=600))}
         if before:
@@ -359,8 +388,7 @@ def ingestion(
             if path in services:
                 _send_all(services[path], chunk, 200)
             else:
-                direct = _limit if path == "limit" else _direct
-                loop.run_until_complete(_write_all(driver, chunk, direct))
+                loop.run_until_complete(write_all(driver, chunk, PLAIN.get(path, _direct)))
 
         # Untimed: one batch per sender on each path first, so that no path pays alone for the
         # JVM's warm-up or the first query plans.
@@ -385,8 +413,8 @@ def ingestion(
                         n_conflicts[shape, path] += len(conflicts)
                         key = (shape, f"{path}_conflict")
                         timed(key, _send_all, services[path], conflicts, 409)
-                for path in paths[1:]:
-                    round_ratios[shape, path].append(took["limit"] / took[path])
+                for name, path, limit in ratios:
+                    round_ratios[shape, name].append(took[limit] / took[path])
                 if before:
                     round_ratios[shape, "api_to_before"].append(took["before"] / took["api"])
                 print(
@@ -410,10 +438,13 @@ def ingestion(
                 for k in keys
             },
             **{f"{p}_ops_per_s": round(total / seconds[shape, p]) for p in paths},
-            **{f"{p}_to_limit": round(limit_s / seconds[shape, p], 3) for p in paths[1:]},
             **{
-                f"{p}_to_limit_median_round": round(median(round_ratios[shape, p]), 3)
-                for p in paths[1:]
+                name: round(seconds[shape, limit] / seconds[shape, path], 3)
+                for name, path, limit in ratios
+            },
+            **{
+                f"{name}_median_round": round(median(round_ratios[shape, name]), 3)
+                for name, _, _ in ratios
             },
             **(
                 {
@@ -426,6 +457,7 @@ def ingestion(
                 else {}
             ),
             "limit_ms_per_batch": round(limit_s / n_batches * 1000, 1),
+            "minimal_ms_per_batch": round(seconds[shape, "minimal"] / n_batches * 1000, 1),
         }
         for p in served:
             figures[shape] |= {
