@@ -257,7 +257,9 @@ async def _create_all(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestRes
         ({**row, "reaches_memory": row["id"] in reached} for row in rows.units.values()),
         key=_by_id,
     )
-    counted = await _counted_before(tx, p, operations, [], list(rows.cases))
+    # A stored case can be answered only by a unit stored before the batch: here the ids the
+    # batch names without defining (every unit it defines is new on this path).
+    counted = await _counted_before(tx, p, _answers(operations, [], stored), list(rows.cases))
     await _run(tx, query("ingest/create_units"), project=p, rows=units)
     await _link(tx, query("ingest/create_operations"), project=p, rows=operations)
     await _link(tx, query("ingest/create_cases"), project=p, rows=list(rows.cases.values()))
@@ -347,9 +349,9 @@ async def _write_looked_up(tx: AsyncManagedTransaction, rows: BatchRows) -> Inge
     refs = [uid for uid in units.missing if uid not in rows.units]
     new_ops = [rows.operations[oid] for oid in ops.missing]
     new_cases = [rows.cases[cid] for cid in cases.missing]
-    counted = await _counted_before(
-        tx, p, new_ops, [row["id"] for row in fill_units], [row["id"] for row in new_cases]
-    )
+    stored = set(rows.unit_refs | rows.units.keys()).difference(units.missing)
+    answers = _answers(new_ops, [row["id"] for row in fill_units], stored)
+    counted = await _counted_before(tx, p, answers, [row["id"] for row in new_cases])
     await _run(tx, query("ingest/create_unit_refs"), project=p, ids=refs)
     await _run(tx, query("ingest/create_units"), project=p, rows=new_units)
     await _link(tx, query("ingest/define_units"), project=p, rows=fill_units)
@@ -367,18 +369,21 @@ async def _write_looked_up(tx: AsyncManagedTransaction, rows: BatchRows) -> Inge
     )
 
 
+def _answers(
+    operations: list[dict[str, Any]], defined: Iterable[str], stored: Iterable[str]
+) -> list[str]:
+    """The units whose cases' report rows the batch can change: those one of its new
+    ``operations`` produces (the case's system) or it ``defined`` (the case's time), among those
+    ``stored`` before it (a unit the batch creates answers no stored case)."""
+    changed = {edge["unit"] for op in operations for edge in op["outputs"]} | set(defined)
+    return sorted(changed.intersection(stored))
+
+
 async def _counted_before(
-    tx: AsyncManagedTransaction,
-    project: str,
-    operations: list[dict[str, Any]],
-    defined: list[str],
-    cases: list[str],
+    tx: AsyncManagedTransaction, project: str, answers: list[str], cases: list[str]
 ) -> dict[str, kept.Contribution | None]:
-    """The batch's new ``cases`` and the stored cases whose report row it can change, locked
-    with what they count now (``service.reports.counts.repository``): those answered by a unit
-    one of the new ``operations`` produces (the case's system) or the batch ``defined`` (its
-    time)."""
-    answers = sorted({edge["unit"] for op in operations for edge in op["outputs"]} | set(defined))
+    """The batch's new ``cases`` and the stored cases answered by a unit of ``answers``
+    (``_answers``), locked with what they count now (``service.reports.counts.repository``)."""
     stored: list[str] = []
     if answers:
         result = await tx.run(query("reports/cases_answering"), project=project, ids=answers)
