@@ -7,6 +7,7 @@ VARIANTS = {
     "workers": "workers",
     "big-file": "big_file",
     "marks": "marks",
+    "ablation": "ablation",
 }
 
 if __name__ == "__main__":
