@@ -75,6 +75,7 @@ INDEXES = frozenset(
         "unit_user",
         "unit_store",
         "operation_time",
+        "operation_idle",
         "unit_defined",
         "unit_kind_id",
         "unit_reach",

@@ -209,6 +209,12 @@ async def apply_schema(driver: AsyncDriver, database: str) -> None:
     await driver.execute_query(query("schema/await_indexes"), database_=database)
     await _backfill_reach(driver, database)
     await _backfill_rewrites(driver, database)
+    await _repeat_until_none(
+        driver,
+        database,
+        "migrations/idle_unmarked",
+        "neo4j store: marked %d operations without inputs or outputs stored before idle marks",
+    )
     await _drop_stale_attributions(driver, database)
     await _backfill_scope_names(driver, database)
     for migration in MIGRATIONS:

@@ -3,11 +3,12 @@
 // which side is empty. Optionally only operations of one kind. In time, then id order.
 // $params: project (string), skip (int), limit (int),
 //          kind (string or null: only operations of this kind; null for every kind)
-// Plan: operations are walked in time order from the operation_time index (the ORDER BY names
-// o.project first, a constant, so the planner sees the index's order): a page reads operations
-// until it has its rows, not the whole project. (Operations always have ts.)
-MATCH (o:Operation {project: $project})
-USING INDEX o:Operation(project, ts)
+// Plan: the writer marks exactly these operations idle (ingest/create_operations), and they are
+// walked in time order from the operation_idle index (the ORDER BY names o.project and o.idle
+// first, constants, so the planner sees the index's order): a page reads idle operations
+// only, however many others the project holds. (Operations always have ts.)
+MATCH (o:Operation {project: $project, idle: true})
+USING INDEX o:Operation(project, idle, ts)
 WHERE o.ts IS NOT NULL AND ($kind IS NULL OR o.kind = $kind)
 WITH o, EXISTS { (o)-[:CONSUMES]->() } AS has_inputs, EXISTS { (o)-[:PRODUCES]->() } AS has_outputs
 WHERE NOT (has_inputs AND has_outputs)
@@ -17,7 +18,7 @@ WITH o,
        WHEN has_outputs THEN 'inputs'
        ELSE 'inputs and outputs'
      END AS missing
-ORDER BY o.project, o.ts, o.id
+ORDER BY o.project, o.idle, o.ts, o.id
 SKIP $skip
 LIMIT $limit
 RETURN o.id AS operation, o.name AS name, o.kind AS kind, o.session_id AS session, o.ts AS ts,

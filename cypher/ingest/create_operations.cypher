@@ -4,7 +4,10 @@
 // as lost and the writer runs the batch again (an edge is never dropped silently). Once an edge
 // is created, no deletion can remove its unit before this transaction ends.
 // rewrites_memory is the row's when given (the writer decided it within the batch,
-// ingest/marks.py), else false until ingest/mark_rewrites sets it.
+// ingest/marks.py), else false until ingest/mark_rewrites sets it. idle is true on an operation
+// with no inputs or no outputs and absent on every other (audit idle_operations seeks it, and
+// an index holds only the few operations that have it); it never changes: an operation's edges
+// are all created here, and a deletion removes a unit only once no operation refers to it.
 // $params: project (string),
 //          rows (list of {id, name, kind, system, session_id, ts (ISO-8601 string), attributes (JSON string or null), fp,
 //                         conversation_id, user_id, store_id (string or null: graph_schema/scope_names.py),
@@ -16,7 +19,8 @@ CREATE (o:Operation {
   project: $project, id: row.id, name: row.name, kind: row.kind, system: row.system,
   session_id: row.session_id, ts: datetime(row.ts), attributes: row.attributes, fp: row.fp,
   conversation_id: row.conversation_id, user_id: row.user_id, store_id: row.store_id,
-  rewrites_memory: coalesce(row.rewrites_memory, false)
+  rewrites_memory: coalesce(row.rewrites_memory, false),
+  idle: CASE WHEN size(row.inputs) = 0 OR size(row.outputs) = 0 THEN true END
 })
 WITH o, row
 CALL (o, row) {

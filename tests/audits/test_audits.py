@@ -535,6 +535,33 @@ def test_idle_operations(client: httpx.Client, project: str) -> None:
     assert [r["operation"] for r in only] == ["op-no-out"]
 
 
+def test_idle_operations_stored_before_the_mark_are_marked_at_start_up(
+    client: httpx.Client, project: str, neo4j: Neo4jHandle, neo4j_driver: Driver, tmp_path: Path
+) -> None:
+    """The audit seeks the writer's idle mark: operations an earlier version stored without it
+    are invisible to it until the next service start marks them (cypher/migrations)."""
+    post(
+        client,
+        project,
+        units=[unit("u1", "message", "a")],
+        operations=[
+            op("op-full", "extraction", 1, ["u1"], [unit("u2", "memory", "b")]),
+            op("op-no-out", "extraction", 2, ["u1"], []),
+            op("op-none", "other", 3, [], []),
+        ],
+    )
+    marks = "MATCH (o:Operation {project: $p}) RETURN o.id AS id, o.idle AS idle ORDER BY id"
+    before = [tuple(r.values()) for r in neo4j_driver.execute_query(marks, p=project).records]
+    assert before == [("op-full", None), ("op-no-out", True), ("op-none", True)]
+    neo4j_driver.execute_query("MATCH (o:Operation {project: $p}) REMOVE o.idle", p=project)
+    assert rows(client, "idle_operations", project) == []
+    with client_of_service(neo4j, tmp_path) as fresh:
+        found = rows(fresh, "idle_operations", project)
+        assert [r["operation"] for r in found] == ["op-no-out", "op-none"]
+    after = [tuple(r.values()) for r in neo4j_driver.execute_query(marks, p=project).records]
+    assert after == before
+
+
 # ---------------------------------------------------------------------------- paging, errors
 
 
