@@ -92,6 +92,7 @@ class _Builder:
         self.store = UserStore(
             self.b,
             user,
+            conv.name,
             frozenset(s.lower() for s in conv.speakers),
             {"conversation_id": conv.name},
         )

@@ -246,3 +246,23 @@ def test_the_checker_catches_a_moved_label(
         ):
             moved = LabelledBatch(item.batch, {**item.labels, case: wrong}, item.hidden)  # type: ignore[dict-item]
             assert label_problems(moved, conv, {case}), f"a moved {kind} label went unnoticed"
+
+
+def test_every_shape_carries_the_same_labels(shapes: dict[str, list[LabelledBatch]]) -> None:
+    """Shapes differ in names and projects only: the same case gets the same label (by type and
+    by the operation's place in its trace), so their figures compare."""
+
+    def labels(batches: list[LabelledBatch]) -> list[tuple[str, str, int]]:
+        out = []
+        for item in batches:
+            place = {o["id"]: i for i, o in enumerate(item.batch["operations"])}
+            for case in item.batch["cases"]:
+                label = item.labels.get(case["id"])
+                if label is not None:
+                    out.append(
+                        (case["question"], label["error_type"], place[label["operation_id"]])
+                    )
+        return out
+
+    first = labels(shapes["rewrite"])
+    assert first and all(labels(batches) == first for batches in shapes.values())

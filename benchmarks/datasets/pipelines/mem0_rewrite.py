@@ -11,7 +11,8 @@ rewrite of the store is known and a label can be read off what construction did:
   reads as a retraction (:data:`RETRACTION`): DELETE the match (a tombstone) and ADD the fact;
 - related otherwise: UPDATE the match, a new version under its ``memory_id``: ``merged`` (old then
   new), ``overwritten`` (the new fact only) or ``dropped`` (the old one's first sentence, or its
-  last clause, dropped; then the new fact), chosen by a hash of the memory and its version;
+  last clause, dropped; then the new fact), chosen by a hash of the conversation, the memory's
+  creation number and its version (not its id: the labels are the same in every shape);
 - otherwise ADD.
 
 The thresholds were set from the data's decision counts alone, before any attribution ran on it.
@@ -91,6 +92,7 @@ def _draw(*parts: object) -> float:
 @dataclass
 class Memory:
     memory_id: str
+    number: int  # creation order in its store: what the variant's draw reads, unlike the id
     speaker: str
     unit: str
     text: str
@@ -114,6 +116,7 @@ class UserStore:
 
     b: BatchBuilder
     user: str
+    key: str  # what the variant draws hash, the same in every shape (the conversation)
     speakers: frozenset[str]
     stamp: dict[str, str] = field(default_factory=dict)  # scope attributes of every operation
     live: dict[str, Memory] = field(default_factory=dict)
@@ -176,7 +179,7 @@ class UserStore:
     def _update(
         self, memory: Memory, fact: str, fact_unit: str, inputs: list[str], sid: str
     ) -> str:
-        draw = _draw(memory.memory_id, memory.version)
+        draw = _draw(self.key, memory.number, memory.version)
         variant = MERGED if draw < 0.5 else OVERWRITTEN if draw < 0.75 else DROPPED
         kept = dropped_detail(memory.text) if variant == DROPPED else ""
         if variant == DROPPED and not kept:
@@ -193,7 +196,7 @@ class UserStore:
         self.counter += 1
         memory_id = f"mem-{self.user}-{self.counter:04d}"
         unit = self.b.unit("memory", fact, memory_id=memory_id, user_id=self.user)
-        memory = Memory(memory_id, speaker, unit, fact)
+        memory = Memory(memory_id, self.counter, speaker, unit, fact)
         self.live[memory_id] = memory
         return memory
 
