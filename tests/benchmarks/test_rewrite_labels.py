@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package
     sys.path.insert(0, str(ROOT))
 
+from memtrace_client.models import TraceBatch  # noqa: E402
+
 from benchmarks.attribution.accuracy import HELDOUT as LOCOMO_HELDOUT  # noqa: E402
 from benchmarks.attribution.accuracy import TUNE as LOCOMO_TUNE  # noqa: E402
 from benchmarks.datasets import LabelledBatch  # noqa: E402
@@ -191,6 +193,7 @@ def test_every_error_type_is_built_and_every_failed_case_labelled(
     for item in shapes["rewrite"]:
         failed = {c["id"] for c in item.batch["cases"] if c["verdict"] == "failed"}
         assert failed == set(item.labels)
+        TraceBatch.model_validate(item.batch)
         assert all(not c["evidence_units"] for c in item.batch["cases"]), "hints leak into cases"
 
 
@@ -253,7 +256,7 @@ def test_every_shape_carries_the_same_labels(shapes: dict[str, list[LabelledBatc
     by the operation's place in its trace), so their figures compare."""
 
     def labels(batches: list[LabelledBatch]) -> list[tuple[str, str, int]]:
-        out = []
+        out: list[tuple[str, str, int]] = []
         for item in batches:
             place = {o["id"]: i for i, o in enumerate(item.batch["operations"])}
             for case in item.batch["cases"]:
