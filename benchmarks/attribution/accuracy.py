@@ -60,6 +60,8 @@ from benchmarks.attribution.run import (
 )
 from benchmarks.datasets import LabelledBatch, generate_synthetic, load_locomo
 from benchmarks.datasets.locomo import PIPELINES
+from benchmarks.datasets.rewrite import SHAPES as REWRITE_SHAPES
+from benchmarks.datasets.rewrite import load_rewrite
 from benchmarks.figures import RESULTS, save
 from service.attribution.judges.base import Judge
 from service.attribution.judges.heuristic import HeuristicJudge
@@ -133,16 +135,41 @@ def locomo(path: str, conversations: tuple[str, ...]) -> list[Dataset]:
     return out
 
 
+def rewrite(path: str, conversations: tuple[str, ...], shapes: tuple[str, ...]) -> list[Dataset]:
+    """The store-rewriting set (:mod:`benchmarks.datasets.rewrite`), one dataset per shape; its
+    batches come in their own projects and carry their half."""
+    return [
+        Dataset(shape, load_rewrite(path, shape=shape, conversations=conversations))
+        for shape in shapes
+    ]
+
+
+DATASETS = (
+    *(f"synthetic-{size}" for size in SIZES),
+    *("locomo" if p == "observations" else f"locomo-{p.replace('_', '-')}" for p in PIPELINES),
+    "locomo-shared",
+    *REWRITE_SHAPES,
+)
+"""Every dataset name :func:`build_datasets` makes (``--datasets`` choices)."""
+
+
 def build_datasets(
-    quick: bool, half: str = "both", path: str | None = None, seed: int = 0
+    quick: bool,
+    half: str = "both",
+    path: str | None = None,
+    seed: int = 0,
+    names: tuple[str, ...] = DATASETS,
 ) -> list[Dataset]:
-    """Every dataset of the harness; ``half`` keeps the LoCoMo conversations of one half."""
+    """Every dataset of the harness (or those in ``names``); ``half`` keeps the LoCoMo
+    conversations of one half."""
     datasets = synthetic(QUICK_SIZES if quick else SIZES, 1 if quick else 2, seed)
     chosen: tuple[str, ...] = QUICK_CONVERSATIONS if quick else TUNE + HELDOUT
     if half != "both":
         chosen = tuple(c for c in chosen if c in (TUNE if half == "tune" else HELDOUT))
-    datasets += locomo(path or str(REPO / "../shared/data/locomo10"), chosen)
-    return datasets
+    path = path or str(REPO / "../shared/data/locomo10")
+    datasets += locomo(path, chosen)
+    datasets += rewrite(path, chosen, tuple(s for s in REWRITE_SHAPES if s in names))
+    return [d for d in datasets if d.name in names]
 
 
 Walls = dict[tuple[str, str], float]

@@ -12,6 +12,8 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from benchmarks.datasets import ERROR_TYPES
+
 Record = dict[str, Any]
 STATUSES = ("attributed", "inconclusive", "unanswerable", "not_failed", "error")
 
@@ -220,3 +222,33 @@ def reliability(records: list[Record]) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def attributed_quality(records: list[Record]) -> dict[str, float | None]:
+    """Of the results with status ``attributed``: how often their operation is right
+    (precision), and what share of the failed cases came out attributed at all (coverage)."""
+    attributed = [r for r in records if r["status"] == "attributed"]
+    return {
+        "precision": round(sum(map(op_correct, attributed)) / len(attributed), 4)
+        if attributed
+        else None,
+        "coverage": round(len(attributed) / len(records), 4) if records else None,
+    }
+
+
+def confusion_matrix(records: list[Record]) -> list[str]:
+    """Labelled error type (rows) by predicted type or status (columns), as text lines; a
+    diagonal cell counts a right type whatever the operation (``op`` says how many of it
+    also named the right operation)."""
+    columns = [*ERROR_TYPES, *(s for s in STATUSES if s != "attributed")]
+    seen = Counter((r["label_type"], predicted(r)) for r in records)
+    columns = [c for c in columns if c in ERROR_TYPES or any(k[1] == c for k in seen)]
+    short = {c: c.replace("Error", "") for c in columns}
+    lines = [" " * 18 + "".join(short[c][:12].rjust(13) for c in columns) + "       op"]
+    for label in ERROR_TYPES:
+        rs = [r for r in records if r["label_type"] == label]
+        if not rs:
+            continue
+        cells = "".join(str(seen.get((label, c), 0)).rjust(13) for c in columns)
+        lines.append(f"{label:18}{cells}{sum(map(op_correct, rs)):6}/{len(rs)}")
+    return lines

@@ -41,6 +41,9 @@ _QUESTION_RE = re.compile(r'^Question: ("(?:[^"\\]|\\.)*")$', re.MULTILINE)
 _EXPECTED_RE = re.compile(r'^Expected answer: ("(?:[^"\\]|\\.)*")$', re.MULTILINE)
 _CLIPPED_RE = re.compile(r" \[\.\.\. \d+ more characters\]$")
 _DECODER = json.JSONDecoder()
+OBSERVATION_PIPELINES = ("observations", "mem0_rewrite")
+"""LoCoMo pipelines whose memories hold observations (a memory carries by citing the evidence),
+not the turns verbatim (chunks, buffers)."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,7 @@ def _locomo_truths(item: LabelledBatch) -> list[CaseTruth]:
         evidence = item.hidden["evidence"][case["id"]]
         citing = [m for m, cites in citations.items() if evidence in cites]
         texts = [t for m in citing if (t := units[m].get("content") or "")]
-        if item.hidden.get("pipeline", "observations") != "observations":
+        if item.hidden.get("pipeline", "observations") not in OBSERVATION_PIPELINES:
             # chunks and buffers hold the turn verbatim: a context carries it when it holds the turn
             texts = [units[message_of[evidence]].get("content") or ""]
         phrase = item.hidden.get("phrases", {}).get(case["id"], "")

@@ -2,7 +2,10 @@
 dataset, half and judge, and the misses. For iterating on the walk and the judge without Neo4j;
 tune on the tuning half only (LoCoMo conversations 0-4), never on the held-out half.
 
-Run: ``python -m benchmarks.attribution tune --datasets locomo --half tune --misses 20``. With
+Run: ``python -m benchmarks.attribution tune --datasets locomo --half tune --misses 20``. Per
+dataset and judge: the cases as built (some name their evidence), then the same cases with no
+hints (the headline) and with every case hinted (:mod:`.hints`): op and type accuracy, precision
+and coverage of ``attributed``, and the labelled-by-predicted type matrix without hints. With
 ``--llm-base-url URL --llm-model NAME [--llm-api-key KEY]`` the ``llm`` and ``llm-all`` judges are
 the service's llm judge asking that endpoint over HTTP (:mod:`.endpoint`) instead of the oracle.
 """
@@ -17,8 +20,17 @@ from collections.abc import Callable
 from typing import Any
 
 from benchmarks.attribution.endpoint import add_endpoint_options, endpoint_of, llm_judge
+from benchmarks.attribution.hints import has_hints, with_hints, without_hints
 from benchmarks.attribution.inprocess import attribute_in_process
-from benchmarks.attribution.metrics import op_correct, reliability, type_correct
+from benchmarks.attribution.metrics import (
+    Record,
+    attributed_quality,
+    confusion_matrix,
+    markdown_table,
+    op_correct,
+    reliability,
+    type_correct,
+)
 from benchmarks.attribution.oracle import (
     CaseTruth,
     Oracle,
@@ -135,14 +147,73 @@ class VerdictLog:
 
 
 def _datasets(names: list[str], half: str, quick: bool) -> list[Dataset]:
-    from benchmarks.attribution.accuracy import build_datasets
+    from benchmarks.attribution.accuracy import DATASETS, build_datasets
 
-    return [d for d in build_datasets(quick=quick, half=half) if d.name in names or "all" in names]
+    chosen = DATASETS if "all" in names else tuple(names)
+    return build_datasets(quick=quick, half=half, names=chosen)
+
+
+HINTS = ("built", "none", "all")
+"""The cases as built, with no evidence hints, with every case hinted."""
+
+
+def _figures(records: list[Record]) -> str:
+    n = len(records) or 1
+    quality = attributed_quality(records)
+    return (
+        f"op {sum(map(op_correct, records)) / n:.3f}  "
+        f"type {sum(map(type_correct, records)) / n:.3f}"
+        f"  attributed precision {quality['precision']}  coverage {quality['coverage']}"
+    )
+
+
+def _row(name: str, judge: str, runs: dict[str, tuple[list[Record], float]]) -> list[Any]:
+    """The summary table's row: the no-hints figures first (the headline), then with hints."""
+
+    def op(hints: str) -> Any:
+        records = runs.get(hints, ([], 0.0))[0]
+        return round(sum(map(op_correct, records)) / len(records), 3) if records else ""
+
+    records, wall = runs.get("none") or runs["built"]
+    quality = attributed_quality(records)
+    n = len(records) or 1
+    return [
+        name,
+        judge,
+        len(records),
+        op("none"),
+        op("all"),
+        op("built"),
+        round(sum(map(type_correct, records)) / n, 3),
+        quality["precision"] if quality["precision"] is not None else "",
+        quality["coverage"] if quality["coverage"] is not None else "",
+        round(len(records) / wall) if wall else "",
+    ]
+
+
+SUMMARY_HEADERS = [
+    "dataset",
+    "judge",
+    "cases",
+    "op, no hints",
+    "op, hints",
+    "op, as built",
+    "type, no hints",
+    "attributed precision",
+    "attributed coverage",
+    "cases/s",
+]
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
-    parser.add_argument("--datasets", default="all")
+    parser.add_argument("--datasets", default="all", help="comma-separated, or all")
+    parser.add_argument(
+        "--hints",
+        default=",".join(HINTS),
+        help="which runs of each dataset: built (as built), none (no hints), all (every case "
+        "hinted); default %(default)s",
+    )
     parser.add_argument("--half", default="tune", choices=["tune", "heldout", "both"])
     parser.add_argument("--judges", default="oracle,heuristic")
     parser.add_argument("--misses", type=int, default=10)
@@ -161,6 +232,14 @@ def main(argv: list[str] | None = None) -> None:
     add_endpoint_options(parser)
     args = parser.parse_args(argv)
     endpoint = endpoint_of(parser, args)
+    from benchmarks.attribution.accuracy import DATASETS
+
+    unknown = set(args.datasets.split(",")) - {"all", *DATASETS}
+    if unknown:
+        parser.error(f"unknown datasets {sorted(unknown)}; choose from all, {', '.join(DATASETS)}")
+    variants = [h for h in HINTS if h in args.hints.split(",")]
+    if not variants:
+        parser.error(f"--hints: choose from {', '.join(HINTS)}")
     datasets = _datasets(args.datasets.split(","), args.half, args.quick)
     oracle = Oracle.of([b for d in datasets for b in d.batches])
     log = VerdictLog()
@@ -182,15 +261,31 @@ def main(argv: list[str] | None = None) -> None:
         "llm-all": llm_row(1.01),
         "oracle": lambda ref: OracleJudge(oracle.by_case.get((ref.project, ref.case_id))),
     }
+    summary: list[list[Any]] = []
     for dataset in datasets:
         for judge in args.judges.split(","):
-            records, wall = asyncio.run(
-                attribute_in_process(dataset, judge, makers[judge], args.sample)
-            )
-            n = len(records) or 1
+            runs: dict[str, tuple[list[Record], float]] = {}
+            shown = {
+                "built": dataset,
+                "none": without_hints(dataset),
+                "all": with_hints(dataset, oracle),
+            }
+            for hints in variants:
+                if hints == "none" and "built" in runs and not has_hints(dataset):
+                    built, seconds = runs["built"]  # as built, no case is hinted
+                    runs["none"] = [{**r, "hints": "none"} for r in built], seconds
+                    continue
+                got, seconds = asyncio.run(
+                    attribute_in_process(shown[hints], judge, makers[judge], args.sample)
+                )
+                runs[hints] = [{**r, "hints": hints} for r in got], seconds
             if args.records:
                 with open(args.records, "a") as out:
-                    out.writelines(json.dumps(r) + "\n" for r in records)
+                    for got, _ in runs.values():
+                        out.writelines(json.dumps(r) + "\n" for r in got)
+            summary.append(_row(dataset.name, judge, runs))
+            records, wall = runs.get("built") or runs.get("none") or runs["all"]
+            n = len(records) or 1
             ok = [op_correct(r) for r in records]
             print(
                 f"{dataset.name:22} {judge:10} {len(records):4} cases  op {sum(ok) / n:.3f}  "
@@ -230,6 +325,14 @@ def main(argv: list[str] | None = None) -> None:
                     f"got {r['status']} {r['error_type']} {r['op_id']} {r['confidence']}: "
                     f"{r['reason']}"
                 )
+            for hints in ("none", "all"):
+                if hints in runs:
+                    print(f"   hints {hints:5} {_figures(runs[hints][0])}")
+            if "none" in runs:
+                print("   labelled (rows) by predicted (columns), no hints:")
+                print("\n".join("     " + line for line in confusion_matrix(runs["none"][0])))
+    print(f"\nhalf {args.half}; headline: no hints\n")
+    print(markdown_table(SUMMARY_HEADERS, summary))
 
 
 def case_ref_key(ref: CaseRef) -> tuple[str, str]:

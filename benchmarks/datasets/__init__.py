@@ -4,6 +4,8 @@
   construction.
 - :mod:`.locomo`: traces built from real LoCoMo conversations and their recorded extraction
   output, labels derived mechanically.
+- :mod:`.rewrite`: LoCoMo observations through a Mem0-like store that updates and deletes its
+  memories by rule, labels by replaying the construction (built before any tuning on it).
 
 Every generator returns :class:`LabelledBatch` objects: a ``TraceBatch``-shaped dict free of ground
 truth, plus the labels of its failed cases. The generators are imported lazily, so that
@@ -19,6 +21,7 @@ from .labels import ERROR_TYPES, KINDS_FOR_ERROR, ErrorType, Label, LabelledBatc
 
 _LAZY = {
     "load_locomo": ".locomo",
+    "load_rewrite": ".rewrite",
     "APPLICABLE_ERRORS": ".synthetic",
     "SYSTEMS": ".synthetic",
     "generate_conversation": ".synthetic",
@@ -37,6 +40,7 @@ __all__ = [
     "generate_conversation",
     "generate_synthetic",
     "load_locomo",
+    "load_rewrite",
 ]
 
 

@@ -28,7 +28,15 @@ from benchmarks.attribution.accuracy import (
 from benchmarks.attribution.endpoint import Endpoint, redacted
 from benchmarks.attribution.flatlog import batch_units, op_ids_in_log
 from benchmarks.attribution.inprocess import attribute_in_process
-from benchmarks.attribution.metrics import accuracy, op_correct, summarize, type_correct
+from benchmarks.attribution.metrics import (
+    Record,
+    accuracy,
+    attributed_quality,
+    confusion_matrix,
+    op_correct,
+    summarize,
+    type_correct,
+)
 from benchmarks.attribution.oracle import Oracle, units_in_prompt
 from benchmarks.attribution.report import figures, markdown
 from benchmarks.attribution.run import Dataset, in_project, ingest, split_batch
@@ -287,6 +295,28 @@ def test_summary_counts_an_inconclusive_case_as_wrong() -> None:
     s = summarize(records, wall_s=1.5)
     assert (s["type_accuracy"], s["op_accuracy"], s["cases_per_s"]) == (0.6667, 0.3333, 2.0)
     assert s["status"] == {"attributed": 2, "inconclusive": 1}
+
+
+def test_attributed_precision_coverage_and_the_type_matrix() -> None:
+    label = {"label_type": "UpdateError", "label_op": "op-1"}
+    records: list[Record] = [
+        {**label, "status": "attributed", "error_type": "UpdateError", "op_id": "op-1"},
+        {**label, "status": "attributed", "error_type": "RetrievalError", "op_id": "op-2"},
+        {**label, "status": "inconclusive", "error_type": None, "op_id": None},
+        {**label, "status": "inconclusive", "error_type": "UpdateError", "op_id": "op-1"},
+    ]
+    assert attributed_quality(records) == {"precision": 0.5, "coverage": 0.5}
+    header, row = confusion_matrix(records)
+    assert header.split() == [
+        "Extraction",
+        "Update",
+        "Deletion",
+        "Retrieval",
+        "Response",
+        "inconclusive",
+        "op",
+    ]
+    assert row.split() == ["UpdateError", "0", "2", "0", "1", "0", "1", "2/4"]
 
 
 @pytest.mark.skipif(
