@@ -209,12 +209,7 @@ async def apply_schema(driver: AsyncDriver, database: str) -> None:
     await driver.execute_query(query("schema/await_indexes"), database_=database)
     await _backfill_reach(driver, database)
     await _backfill_rewrites(driver, database)
-    await _repeat_until_none(
-        driver,
-        database,
-        "migrations/idle_unmarked",
-        "neo4j store: marked %d operations without inputs or outputs stored before idle marks",
-    )
+    await _backfill_idle(driver, database)
     await _drop_stale_attributions(driver, database)
     await _backfill_scope_names(driver, database)
     for migration in MIGRATIONS:
@@ -282,6 +277,18 @@ async def _backfill_rewrites(driver: AsyncDriver, database: str) -> None:
         if not flagged:
             return  # none left (or none it can flag: an operation without a project)
         log.info("neo4j store: flagged %d operations stored before rewrite flags", flagged)
+
+
+async def _backfill_idle(driver: AsyncDriver, database: str) -> None:
+    """Set ``idle`` on operations without inputs or outputs stored before the writer kept it, a
+    bounded transaction at a time (``cypher/migrations/idle_unmarked.cypher``); on a store that
+    has none, the cost is one label scan with two edge checks per operation."""
+    await _repeat_until_none(
+        driver,
+        database,
+        "migrations/idle_unmarked",
+        "neo4j store: marked %d operations without inputs or outputs stored before idle marks",
+    )
 
 
 async def _drop_stale_attributions(driver: AsyncDriver, database: str) -> None:
