@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -65,6 +66,17 @@ def _exactly_once(handle: Neo4jHandle, project: str, batch: dict[str, Any], job_
     assert all(len(s) == 1 and s[0]["job"] == job_id for s in stored.values())
 
 
+def _holds_a_chunk(driver: Driver, service: ServiceHandle) -> bool:
+    """Whether a taker of ``service``'s process holds a chunk not yet done (a holder is
+    ``host:pid:...``, ``service.attribution.jobs.runner.PROCESS``)."""
+    records, _, _ = driver.execute_query(
+        "MATCH (k:JobChunk) WHERE k.holder STARTS WITH $prefix AND k.done IS NULL "
+        "AND k.free_at > datetime() RETURN count(k) AS n",
+        prefix=f"{socket.gethostname()}:{service.process.pid}:",
+    )
+    return bool(records[0]["n"])
+
+
 def _until(ready: Callable[[], bool], what: str, timeout_s: float = 120) -> None:
     """Wait until ``ready()`` (a deadline, not a timing check)."""
     deadline = time.monotonic() + timeout_s
@@ -110,8 +122,13 @@ def test_jobs_outlive_neo4j_killed_and_restarted(own_neo4j: Neo4jHandle, workdir
             while seen["done"] == 0:  # mid-way: some chunks stored, most not
                 seen = wait_for(client, project, job_id, {"running"})
             assert 0 < seen["done"] < total, seen
-
-        _kill_9(own_neo4j)
+        # Killed while the second service works on a chunk (between two chunks it has none to
+        # let go, only takes to try again).
+        with GraphDatabase.driver(
+            own_neo4j.uri, auth=(own_neo4j.user, own_neo4j.password)
+        ) as driver:
+            _until(lambda: _holds_a_chunk(driver, leaves), "chunk held by the second service")
+            _kill_9(own_neo4j)
         # The second service's takers let their chunks go while the store is away; the
         # first's keep trying.
         gave_up = "neo4j unreachable for 1 s; chunk"

@@ -296,8 +296,10 @@ async def take_chunk(
     judges: tuple[str, ...] = ("heuristic",),
 ) -> Taken | None:
     """Take a free chunk for ``holder`` (a lease of ``lease_ms``) by compare-and-set: of any
-    running job whose judge is one of ``judges`` (one of the ``look`` oldest free), or of
-    ``job`` (project, id), including the chunks of its head start. None: nothing to take."""
+    running job whose judge is one of ``judges``, or of ``job`` (project, id), including the
+    chunks of its head start. The ``look`` oldest candidates are locked and the first still free
+    is taken, so concurrent takers each get one while there are enough. None: nothing free
+    among them."""
 
     async def work(tx: AsyncManagedTransaction) -> Taken | None:
         if job is None:
@@ -315,6 +317,7 @@ async def take_chunk(
                 job_id=job[1],
                 holder=holder,
                 lease_ms=lease_ms,
+                look=look,
             )
         r = await result.single()
         if r is None:

@@ -109,8 +109,9 @@ CASES_IN_FLIGHT = 8
 """Cases of one job walked at once in a process, over all its takers (their evidence reads and
 LLM calls overlap)."""
 LOOK = 8
-"""A taker picks one of the oldest ``LOOK`` free chunks at random, so takers polling at once
-mostly pick different ones."""
+"""A take locks the oldest ``LOOK`` free chunks (at least as many as the process has takers) and
+takes the first still free, so takers polling at once each take one: the second waits for the
+first's commit instead of coming back empty."""
 JOBS_KEPT = 4
 """Jobs whose shared caches (``_Shared``) a process keeps; the oldest is dropped past that."""
 STORE_BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0)
@@ -262,6 +263,7 @@ class JobWorker(_LoopThread):
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings, "attribution-jobs")
         self._takers = [_Taker(f"{PROCESS}/{i}") for i in range(settings.job_pool)]
+        self._look = max(LOOK, settings.job_pool)
         self._hints: dict[tuple[str, str], None] = {}
         """Jobs this process created or resumed, whose chunks it takes first (ordered)."""
         self._wake: asyncio.Event | None = None
@@ -317,7 +319,7 @@ class JobWorker(_LoopThread):
             store = stores.for_project(job[0])
             async with store.driver.session(database=store.database) as session:
                 taken = await jobs.take_chunk(
-                    session, taker.holder, lease_ms(self._settings), job, LOOK
+                    session, taker.holder, lease_ms(self._settings), job, self._look
                 )
             if taken is not None:
                 return store, taken
@@ -329,7 +331,7 @@ class JobWorker(_LoopThread):
                     taker.holder,
                     lease_ms(self._settings),
                     None,
-                    LOOK,
+                    self._look,
                     judges_here(self._settings),
                 )
             if taken is not None:
