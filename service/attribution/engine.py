@@ -16,7 +16,9 @@ The stages, checked so that the first decisive fault in execution order is the o
    (or ``entry_id``); only an operation producing the entry's next version or its tombstone can
    lose it. Long single-successor chains (a buffer rewritten every turn, an entry updated again
    and again) are bisected: judge calls grow with the log of the chain's length. This assumes
-   information, once lost from a chain, does not come back into it.
+   information, once lost from a chain, does not come back into it. Of several losses, the one
+   that took the last captured carrier out decides (``_decisive``); a live carrier less sure
+   than a lost one did not keep the information (``_surest``).
 4. Retrieval. If a carrier is still live at question time, the store had it: the first retrieval
    operation on the answer's lineage whose output lacks it is blamed (RetrievalError).
 
