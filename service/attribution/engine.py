@@ -16,7 +16,9 @@ The stages, checked so that the first decisive fault in execution order is the o
    (or ``entry_id``); only an operation producing the entry's next version or its tombstone can
    lose it. Long single-successor chains (a buffer rewritten every turn, an entry updated again
    and again) are bisected: judge calls grow with the log of the chain's length. This assumes
-   information, once lost from a chain, does not come back into it.
+   information, once lost from a chain, does not come back into it. Of several losses, the one
+   that took the last captured carrier out decides (``_decisive``); a live carrier less sure
+   than a lost one did not keep the information (``_surest``).
 4. Retrieval. If a carrier is still live at question time, the store had it: the first retrieval
    operation on the answer's lineage whose output lacks it is blamed (RetrievalError).
 
@@ -30,7 +32,7 @@ import time
 from typing import Protocol
 
 from service.attribution.confidence import calibrated
-from service.attribution.construction import builders, follow, is_live, loss_reason
+from service.attribution.construction import Loss, builders, follow, is_live, loss_reason
 from service.attribution.graph import READ_KINDS, CaseGraph, NodeRead, ScopeRead
 from service.attribution.judges.base import CachedJudge, Question, Verdict
 from service.attribution.models import (
@@ -187,6 +189,7 @@ async def attribute(
     # 3. Construction: follow the information forward to question time.
     question_time = _question_time(graph, response_op)
     live, losses = await follow(walk, evidence, question_time)
+    live, losses = _surest(walk, live, losses)
     if not live and losses:
         redundant = await _redundant_carrier(walk, ranking, evidence, question_time)
         if redundant is not None:
@@ -194,7 +197,7 @@ async def attribute(
             if stand_in:  # a judged carrier in the store: the evidence is no longer a guess
                 walk.uncertain = any(v.carries is None for v in judge.cache.values())
     if not live and losses:
-        loss = min(losses, key=lambda item: walk.op_sort_key(item.operation))
+        loss = _decisive(walk, losses)
         status = "inconclusive" if walk.uncertain else "attributed"
         return finish(
             status=status,
@@ -241,6 +244,40 @@ async def attribute(
         "did not put it into the context",
         evidence_path=[*live[0], blamed],
     )
+
+
+def _decisive(walk: Walk, losses: list[Loss]) -> Loss:
+    """The loss that decided the case. Once the information was captured (a carrier some
+    operation produced: an extracted fact, a memory version), the store lost it only when the
+    last such carrier was taken out: the latest of those losses. Only when no capture happened
+    at all is the earliest source message left uncaptured the fault."""
+    captured = [x for x in losses if walk.graph.producers.get(_carrier(x))]
+    if captured:
+        return max(captured, key=lambda x: walk.op_sort_key(x.operation))
+    return min(losses, key=lambda x: walk.op_sort_key(x.operation))
+
+
+def _carrier(loss: Loss) -> str:
+    """The last unit that carried the information on a loss's path."""
+    return loss.path[-2] if len(loss.path) >= 2 else loss.path[-1]
+
+
+def _surest(
+    walk: Walk, live: list[list[str]], losses: list[Loss]
+) -> tuple[list[list[str]], list[Loss]]:
+    """Where the information went, by its surest carriers. A live memory that states it less
+    surely than a carrier that was lost (another fact of the same message sharing some of its
+    words, say) did not keep it: then only the losses of the surest carriers count. With a
+    judge equally sure of every carrier (an LLM's plain verdicts) nothing is dropped."""
+    if not live or not losses:
+        return live, losses
+    top = max(
+        [walk.strength_of(p[-1]) for p in live] + [walk.strength_of(_carrier(x)) for x in losses]
+    )
+    kept = [p for p in live if walk.strength_of(p[-1]) >= top]
+    if kept:
+        return live, losses
+    return [], [x for x in losses if walk.strength_of(_carrier(x)) >= top]
 
 
 def _question(case: CaseFacts, graph: CaseGraph, evidence: list[str]) -> Question:

@@ -1,0 +1,112 @@
+"""Update and deletion decided by versions, in-process (no Neo4j): of several carriers the
+store lost, the one taken out last decides; a tombstone for the carrier's entry makes a
+DeletionError even when the same operation adds another memory; a live memory that carries
+less surely than a lost one did not keep the information."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchmarks.attribution.inprocess import BatchSource
+from service.attribution.engine import attribute
+from service.attribution.graph import CaseGraph
+from service.attribution.judges.base import CachedJudge, Question, UnitText, Verdict
+from service.attribution.walk import CaseFacts
+from service.llm.models import Cost
+
+
+@dataclass
+class Scripted:
+    """Carries exactly the units given, each as sure as its score."""
+
+    scores: dict[str, float]
+    kind: str = "heuristic"
+    model: str | None = None
+    cost: Cost = field(default_factory=Cost)
+
+    async def judge(self, question: Question, units: list[UnitText]) -> dict[str, Verdict]:
+        return {
+            u.id: Verdict(u.id in self.scores, 0.7, "heuristic", score=self.scores.get(u.id, 0.0))
+            for u in units
+        }
+
+
+def _unit(uid: str, kind: str, content: str, **attributes: Any) -> dict[str, Any]:
+    return {"id": uid, "kind": kind, "content": content, "attributes": attributes or None}
+
+
+def _op(oid: str, kind: str, minute: int, ins: list[str], outs: list[str]) -> dict[str, Any]:
+    return {
+        "id": oid,
+        "kind": kind,
+        "name": f"memory_system.{kind}",
+        "system": "mem",
+        "ts": f"2024-01-01T00:{minute:02d}:00Z",
+        "inputs": ins,
+        "outputs": outs,
+    }
+
+
+def _store() -> dict[str, Any]:
+    units = [
+        _unit("msg", "message", "Ann: I moved to Porto in May."),
+        _unit("fact-a", "memory", "Ann moved to Porto in May."),
+        _unit("fact-b", "memory", "Ann lives in Porto since May."),
+        _unit("fact-c", "memory", "Ann likes the sea."),
+        _unit("a1", "memory", "Ann moved to Porto in May.", memory_id="m-a"),
+        _unit("a2", "memory", "Ann has a cat.", memory_id="m-a"),
+        _unit("b1", "memory", "Ann lives in Porto since May.", memory_id="m-b"),
+        _unit("b-gone", "tombstone", "DELETED", memory_id="m-b"),
+        _unit("c1", "memory", "Ann likes the sea.", memory_id="m-c"),
+        _unit("new", "memory", "Ann works from home.", memory_id="m-d"),
+        _unit("q", "query", "Where did Ann move in May?"),
+        _unit("ctx", "context", "Ann has a cat."),
+        _unit("ans", "answer", "I don't know."),
+    ]
+    ops = [
+        _op("extract", "extraction", 1, ["msg"], ["fact-a", "fact-b", "fact-c"]),
+        _op("add-a", "update", 2, ["fact-a"], ["a1"]),
+        _op("add-b", "update", 3, ["fact-b"], ["b1"]),
+        _op("add-c", "update", 4, ["fact-c"], ["c1"]),
+        _op("overwrite-a", "update", 5, ["a1"], ["a2"]),  # first carrier lost: not decisive
+        _op("delete-b", "update", 6, ["b1"], ["b-gone", "new"]),  # the last carrier: decisive
+        _op("search", "retrieval", 8, ["q", "a2", "c1", "new"], ["ctx"]),
+        _op("respond", "response", 9, ["q", "ctx"], ["ans"]),
+    ]
+    case = {
+        "id": "case-1",
+        "question": "Where did Ann move in May?",
+        "expected_answer": "Porto",
+        "verdict": "failed",
+        "answer_unit": "ans",
+    }
+    return {"project": "p", "units": units, "operations": ops, "cases": [case]}
+
+
+def _attribute(scores: dict[str, float]) -> tuple[str | None, str | None]:
+    return asyncio.run(_attributed(scores))
+
+
+async def _attributed(scores: dict[str, float]) -> tuple[str | None, str | None]:
+    batch = _store()
+    source = BatchSource(batch)
+    graph = CaseGraph()
+    graph.add(source.ancestors("ans"))
+    facts = CaseFacts("case-1", batch["cases"][0]["question"], "Porto", "failed", "ans", ("msg",))
+    result = await attribute(facts, graph, CachedJudge(Scripted(scores)), source)
+    return result.error_type, result.operation.id if result.operation else None
+
+
+def test_the_carrier_taken_out_last_decides_and_a_tombstone_is_a_deletion() -> None:
+    sure = {"msg": 1.0, "fact-a": 1.0, "fact-b": 1.0, "a1": 1.0, "b1": 1.0}
+    assert _attribute(sure) == ("DeletionError", "delete-b")
+
+
+def test_a_live_memory_less_sure_than_a_lost_one_did_not_keep_it() -> None:
+    scores = {"msg": 1.0, "fact-a": 1.0, "fact-b": 1.0, "a1": 1.0, "b1": 1.0}
+    weak = {**scores, "fact-c": 0.5, "c1": 0.5}
+    assert _attribute(weak) == ("DeletionError", "delete-b")
+    # as sure as the lost ones: the store still had it, the search is blamed
+    assert _attribute({**scores, "fact-c": 1.0, "c1": 1.0}) == ("RetrievalError", "search")
