@@ -1,8 +1,8 @@
 // Takes a free chunk of any running job for $holder, as one compare-and-set: a chunk is free
 // when its free_at has passed (never taken, or its holder's lease expired: the holder died, or
-// stopped renewing it). The write locks of the $look oldest free chunks are taken, in one order
-// (free_at, then job and seq, so two takers never wait on each other in a cycle), before free_at
-// is read again; the oldest still free is taken. Of takers polling at once the second waits for
+// stopped renewing it). The write locks of the $look oldest free chunks are taken, in the order
+// every take locks in (project, job, seq: two takers never wait on each other in a cycle),
+// before free_at is read again; the oldest still free is taken. Of takers polling at once the second waits for
 // the first's commit and takes the next chunk: a taker comes back empty only when nothing is
 // free, never because another took the chunk it aimed at. The lease lasts $lease_ms by the
 // store's clock. The job's heartbeat_at says a process works on it; taken_by lists every holder
@@ -18,6 +18,7 @@ WHERE k.free_at <= datetime()
 MATCH (k)-[:CHUNK_OF]->(j:AttributionJob {status: 'running'})
 WHERE coalesce(j.judge, 'heuristic') IN $judges
 WITH k ORDER BY k.free_at, k.project, k.job_id, k.seq LIMIT $look
+WITH k ORDER BY k.project, k.job_id, k.seq
 SET k.take_lock = true
 REMOVE k.take_lock
 WITH k WHERE k.free_at <= datetime()
