@@ -25,6 +25,7 @@ meet. How long a silence makes a job interrupted (``stale_s``) is the caller's s
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -187,12 +188,27 @@ async def create(
     return job
 
 
+OVERLAPPED_READ_PAUSES_S = (0.01, 0.05, 0.2)
+"""Pauses before reading a job again whose read overlapped its completing commit (``get``)."""
+
+
 @store_errors
 async def get(
     session: AsyncSession, project: str, job_id: str, stale_s: float
 ) -> AttributionJob | None:
-    """The job with its progress, or None."""
-    return await session.execute_read(_read_job, project, job_id, stale_s)
+    """The job with its progress, or None.
+
+    Neo4j reads at read committed, and one query may overlap the commit of the write that
+    completes a job: it has been seen to return ``completed`` with cases of that write's chunk
+    still counted pending (done 17 of 20, all 20 stored). Such a read is made again, so a job
+    never shows as completed with fewer cases done than it covers."""
+    job = await session.execute_read(_read_job, project, job_id, stale_s)
+    for pause in OVERLAPPED_READ_PAUSES_S:
+        if job is None or job.status != "completed" or job.done == job.total:
+            break
+        await asyncio.sleep(pause)
+        job = await session.execute_read(_read_job, project, job_id, stale_s)
+    return job
 
 
 @store_errors
