@@ -4,7 +4,9 @@ What the service's ``EndpointEmbedder`` (and any OpenAI client) sends: ``{"model
 "input": str | list[str], "encoding_format": "float" | "base64"}`` (the ``openai`` package asks
 for base64 unless told otherwise). The answer has OpenAI's shape: ``data`` (``object``
 "embedding", ``index``, ``embedding``), ``model``, ``usage``. A request the model cannot serve
-(no text, a text that is not a string, token ids, another model) is a 422 that says why.
+(no text, a text that is not a string, token ids, another model) is a 422 that says why, in
+OpenAI's error body (``service.http_errors.openai_error``), which the ``openai`` client raises as
+``UnprocessableEntityError`` with that message.
 Started by ``memtrace embeddings serve``; ``GET /healthz`` answers once the model is loaded.
 """
 
@@ -18,30 +20,20 @@ from typing import Any, Literal
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, StrictStr
 
 from service.embeddings.minilm import MiniLM
+from service.errors import InvalidInput
+from service.http_errors import install_error_handlers, openai_error
 
 MAX_INPUTS = 2048
 """Most texts in one request, as OpenAI's endpoint allows."""
+INPUT = [{"loc": ["body", "input"], "msg": "not a text or a list of texts"}]
 NAMES = frozenset({MiniLM.name, f"sentence-transformers/{MiniLM.name}"})
 
 
-class Invalid(Exception):
-    """A request this server cannot serve: a 422 with OpenAI's error shape."""
-
-    def __init__(self, message: str, param: str | None = None) -> None:
-        super().__init__(message)
-        self.message, self.param = message, param
-
-
-def _invalid(error: Invalid) -> JSONResponse:
-    body = {"message": error.message, "type": "invalid_request_error", "param": error.param}
-    return JSONResponse({"error": body}, status_code=422)
-
-
-def _unreadable(errors: list[Any]) -> Invalid:
+def _unreadable(errors: list[Any]) -> InvalidInput:
     """Pydantic's complaints about the body as one sentence: where, and what was wanted. When
     ``input`` is a list, what its ``str`` alternative said is left out: the items are named."""
     locs = [tuple(e.get("loc", ())) for e in errors]
@@ -60,10 +52,13 @@ def _unreadable(errors: list[Any]) -> Invalid:
             if x not in ("str", "list[str]")
         ).lstrip(".")
         parts.append(f"{where or 'body'}: {e.get('msg', 'invalid')}")
-    return Invalid(
+    # Where and what, as the service's own 422s give it; the input itself is never echoed.
+    details = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", "")} for e in errors]
+    details.sort(key=lambda d: "input" not in d["loc"])  # OpenAI's param: input first
+    return InvalidInput(
         'the body must be JSON {"model": str, "input": str | list[str]}; '
         + "; ".join(dict.fromkeys(parts)),
-        "input" if any("input" in e.get("loc", ()) for e in errors) else None,
+        details=details,
     )
 
 
@@ -87,13 +82,15 @@ def create_app() -> FastAPI:
 
     app = FastAPI(title="MemTrace embeddings (all-MiniLM-L6-v2, CPU)", lifespan=lifespan)
 
-    @app.exception_handler(Invalid)
-    async def invalid(request: Request, error: Invalid) -> JSONResponse:
-        return _invalid(error)
+    install_error_handlers(app, retry_after_s=1)  # unknown routes, unexpected errors
 
-    @app.exception_handler(RequestValidationError)
-    async def unreadable(request: Request, error: RequestValidationError) -> JSONResponse:
-        return _invalid(_unreadable(list(error.errors())))
+    @app.exception_handler(InvalidInput)  # in OpenAI's words, which its clients show
+    async def invalid(request: Request, error: InvalidInput) -> Response:
+        return openai_error(error)
+
+    @app.exception_handler(RequestValidationError)  # one sentence: where, and what was wanted
+    async def unreadable(request: Request, error: RequestValidationError) -> Response:
+        return openai_error(_unreadable(list(error.errors())))
 
     @app.get("/healthz")
     def healthz() -> dict[str, str]:
@@ -107,14 +104,19 @@ def create_app() -> FastAPI:
     def embeddings(request: EmbeddingRequest) -> dict[str, Any]:
         # A plain def: FastAPI runs it in a worker thread, so the event loop keeps answering.
         if request.model not in NAMES:
-            raise Invalid(
-                f"unknown model {request.model!r}: this server serves {MiniLM.name!r}", "model"
+            raise InvalidInput(
+                f"unknown model {request.model!r}: this server serves {MiniLM.name!r}",
+                details=[{"loc": ["body", "model"], "msg": f"not {MiniLM.name}"}],
             )
         texts = [request.input] if isinstance(request.input, str) else request.input
         if not texts:
-            raise Invalid("input is an empty list: give a text or a list of texts", "input")
+            raise InvalidInput(
+                "input is an empty list: give a text or a list of texts", details=INPUT
+            )
         if len(texts) > MAX_INPUTS:
-            raise Invalid(f"{len(texts)} texts in one request: at most {MAX_INPUTS}", "input")
+            raise InvalidInput(
+                f"{len(texts)} texts in one request: at most {MAX_INPUTS}", details=INPUT
+            )
         model = state["model"]
         with lock:
             vectors = model.embed(texts)

@@ -166,24 +166,26 @@ def test_an_empty_list_is_a_422_that_says_so(openai_client: openai.OpenAI) -> No
 
 
 @pytest.mark.parametrize(
-    "body",
+    ("body", "param"),
     [
-        {"model": "all-MiniLM-L6-v2", "input": [1, 2, 3]},  # token ids
-        {"model": "all-MiniLM-L6-v2", "input": ["fine", 7]},
-        {"model": "all-MiniLM-L6-v2", "input": {"text": "x"}},
-        {"model": "all-MiniLM-L6-v2"},
-        {"model": "text-embedding-3-small", "input": "another model"},
-        {"model": "all-MiniLM-L6-v2", "input": "x", "encoding_format": "int8"},
+        ({"model": "all-MiniLM-L6-v2", "input": [1, 2, 3]}, "input"),  # token ids
+        ({"model": "all-MiniLM-L6-v2", "input": ["fine", 7]}, "input"),
+        ({"model": "all-MiniLM-L6-v2", "input": {"text": "x"}}, "input"),
+        ({"model": "all-MiniLM-L6-v2"}, "input"),
+        ({"model": "text-embedding-3-small", "input": "another model"}, "model"),
+        ({"model": "all-MiniLM-L6-v2", "input": "x", "encoding_format": "int8"}, "encoding_format"),
     ],
 )
 def test_what_it_cannot_serve_is_a_422_never_a_500(
-    embedding_server: EmbeddingServer, body: dict[str, object]
+    embedding_server: EmbeddingServer, body: dict[str, object], param: str
 ) -> None:
     answer = httpx.post(f"{embedding_server.base_url}/embeddings", json=body, timeout=30)
     assert answer.status_code == 422, answer.text
-    error = answer.json()["error"]
+    error = answer.json()["error"]  # OpenAI's shape, whose message its clients show
     assert error["type"] == "invalid_request_error"
+    assert error["code"] == "invalid_input"
     assert error["message"]
+    assert error["param"] == param
 
 
 def test_a_body_that_is_not_json_is_a_422(embedding_server: EmbeddingServer) -> None:
@@ -194,4 +196,4 @@ def test_a_body_that_is_not_json_is_a_422(embedding_server: EmbeddingServer) -> 
         timeout=30,
     )
     assert answer.status_code == 422, answer.text
-    assert "model" in answer.json()["error"]["message"]
+    assert "not JSON" in answer.json()["error"]["message"]
