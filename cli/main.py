@@ -1,6 +1,6 @@
 """The ``memtrace`` command line: serve, neo4j start|stop|status, ingest, import-graph, projects,
 cases, show, case-from-trace, attribute, report, audit, jobs, demo, stop (and prompts, optimize,
-judge check).
+judge check, embeddings serve).
 
 Commands talk to the service over HTTP through ``cli.http``; every failure ends there too (one
 line on stderr, a non-zero exit code)."""
@@ -27,6 +27,7 @@ from rich.progress import (
     track,
 )
 
+from cli import embeddings as embedding_commands
 from cli import ingest_state
 from cli import judge as judge_commands
 from cli import prompts as prompt_commands
@@ -591,6 +592,7 @@ def stop() -> None:
 
 prompt_commands.register(app)
 judge_commands.register(app)
+embedding_commands.register(app)
 
 
 def main() -> None:

@@ -62,6 +62,21 @@ def error_body(code: str, message: str, details: Details | None) -> dict[str, ob
     return {"error": code, "message": message, "details": jsonable_encoder(details)}
 
 
+def openai_error(exc: MemTraceError) -> JSONResponse:
+    """An error as OpenAI's API words it, ``{"error": {"message", "type", "param", "code"}}``,
+    for the OpenAI-compatible embedding server (``service.embeddings.server``): an ``openai``
+    client puts that message in the exception it raises, where the contract's body would leave
+    it out. ``param``: the first body field ``details`` names."""
+    where = [d["loc"][1] for d in exc.details or () if len(d.get("loc", ())) > 1]
+    body = {
+        "message": exc.message,
+        "type": "invalid_request_error" if exc.status_code < 500 else "server_error",
+        "param": str(where[0]) if where else None,
+        "code": exc.code,
+    }
+    return JSONResponse({"error": body}, status_code=exc.status_code)
+
+
 def _body(status: int, code: str, message: str, details: Details | None) -> JSONResponse:
     return JSONResponse(error_body(code, message, details), status_code=status)
 
@@ -133,4 +148,4 @@ def install_error_handlers(app: FastAPI, retry_after_s: int) -> None:
         )
 
 
-__all__ = ["error_response", "install_error_handlers"]
+__all__ = ["error_response", "install_error_handlers", "openai_error"]

@@ -29,7 +29,16 @@ from tests.support.servers import (
 )
 
 INTEGRATION_FIXTURES = frozenset(
-    {"neo4j", "neo4j_driver", "service", "down_service", "client", "llm_service", "llama_server"}
+    {
+        "neo4j",
+        "neo4j_driver",
+        "service",
+        "down_service",
+        "client",
+        "llm_service",
+        "llama_server",
+        "embedding_server",
+    }
 )
 
 

@@ -5,6 +5,10 @@
 ``service.attribution.rows``) from a batch held in memory, so
 ``service.attribution.engine.attribute`` runs unchanged. What this measures is the walk and the
 judge; the difference to the HTTP figures is the service and the graph store.
+
+As in the service, ``MEMTRACE_EMBEDDINGS_BASE_URL`` (``Settings.embeddings_base_url``) fuses an
+endpoint's embeddings with BM25 in the evidence search: each run makes its embedder
+(``service.attribution.service.new_embedder``, its cache shared by the run's cases).
 """
 
 from __future__ import annotations
@@ -30,7 +34,10 @@ from service.attribution.scope import (
     RECENT_OPERATIONS,
     Scope,
 )
+from service.attribution.search import EndpointEmbedder
+from service.attribution.service import new_embedder
 from service.attribution.walk import CaseFacts
+from service.settings import Settings
 
 SCOPE_LIMIT = 5000
 
@@ -46,9 +53,11 @@ def _when(value: Any) -> datetime | None:
 
 class BatchSource:
     """One project's graph in memory, answering as the repository does: each node's row
-    decoded once, as an attribution job's reads are."""
+    decoded once, as an attribution job's reads are. ``embedder``: the dense ranking fused with
+    BM25 in the evidence search, as ``RepositorySource.embedder`` is in the service."""
 
-    def __init__(self, batch: dict[str, Any]) -> None:
+    def __init__(self, batch: dict[str, Any], embedder: EndpointEmbedder | None = None) -> None:
+        self.embedder = embedder
         self.rows: dict[str, dict[str, Any]] = {}
         self.producers: dict[str, list[str]] = defaultdict(list)
         self.consumers: dict[str, list[str]] = defaultdict(list)
@@ -232,8 +241,10 @@ async def attribute_in_process(
     dataset: Dataset, row: str, make_judge: Callable[[CaseRef], Judge], sample: int = 0
 ) -> tuple[list[dict[str, Any]], float]:
     """Attribute every case of ``dataset`` one after the other (``sample`` > 0: that many,
-    evenly spaced in the dataset's order, for a slow real model); records and wall seconds."""
-    sources = {project: BatchSource(batch) for project, batch in merged(dataset).items()}
+    evenly spaced in the dataset's order, for a slow real model); records and wall seconds.
+    Embeddings as the settings say (none unless ``MEMTRACE_EMBEDDINGS_BASE_URL`` is set)."""
+    embedder = new_embedder(Settings())
+    sources = {project: BatchSource(batch, embedder) for project, batch in merged(dataset).items()}
     cases = {
         (item.batch["project"], case["id"]): case
         for item in dataset.batches
@@ -244,8 +255,13 @@ async def attribute_in_process(
     refs = list(dataset.cases())
     if 0 < sample < len(refs):
         refs = [refs[i * len(refs) // sample] for i in range(sample)]
-    for ref in refs:
-        records.append(await _one(ref, row, cases[(ref.project, ref.case_id)], sources, make_judge))
+    try:
+        for ref in refs:
+            case = cases[(ref.project, ref.case_id)]
+            records.append(await _one(ref, row, case, sources, make_judge))
+    finally:
+        if embedder is not None:
+            await embedder.aclose()
     return records, time.perf_counter() - started
 
 

@@ -126,6 +126,10 @@ class EndpointEmbedder:
             self._cache.popitem(last=False)
         return np.stack([self._cache[key] for key in keys])
 
+    async def aclose(self) -> None:
+        """Close the HTTP client (its connections belong to the loop it was used in)."""
+        await self._client.close()
+
     async def rank(self, messages: list[tuple[str, str]], query: str, k: int) -> list[str]:
         """Ids of the ``k`` messages closest to ``query``, best first."""
         vectors = await self.embed([text for _, text in messages] + [query])
