@@ -137,11 +137,14 @@ def _attribution_lines(case_id: str, attribution: dict[str, Any] | None) -> list
         return [f"attribution: not attributed yet (memtrace attribute {case_id})"]
     op = attribution.get("operation") or {}
     blamed = f" by {op['name']} ({op['kind']}, {op['id']})" if op else ""
-    return [
+    lines = [
         f"attribution: {attribution['status']}, {attribution.get('error_type') or '-'}{blamed},"
         f" confidence {attribution['confidence']:.2f}",
         f"reason: {attribution['reason']}",
     ]
+    if attribution.get("decided_by"):
+        lines.append(f"what would decide it: {attribution['decided_by']}")
+    return lines
 
 
 def case_view(shown: dict[str, Any]) -> RenderableType:

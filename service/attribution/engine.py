@@ -124,6 +124,8 @@ async def attribute(
         return finish(
             status="inconclusive",
             reason="no operation produced the answer unit: nothing to attribute",
+            decided_by=f"the operation that wrote the answer unit {case.answer_unit}, recorded "
+            "with it among its outputs",
         )
     response_op = answer_ops[0]
     scope = scope_of(graph, case.answer_unit, response_op)
@@ -195,6 +197,7 @@ async def attribute(
         if redundant is not None:
             live = [redundant]
             if stand_in:  # a judged carrier in the store: the evidence is no longer a guess
+                stand_in = False
                 walk.uncertain = any(v.carries is None for v in judge.cache.values())
     if not live and losses:
         loss = _decisive(walk, losses)
@@ -212,12 +215,15 @@ async def attribute(
             ),
             reason=loss_reason(graph, loss),
             evidence_path=loss.path,
+            decided_by=_what_decides(walk, evidence, stand_in) if walk.uncertain else None,
         )
     if not live:
         return finish(
             status="inconclusive",
             reason="the evidence was not followed to any memory or loss point",
             evidence_path=evidence,
+            decided_by=f"the operations that took {', '.join(evidence[:3])} in (what the memory "
+            "pipeline did with it), recorded with it among their inputs",
         )
 
     # 4. Retrieval: the store had it at question time, the context did not.
@@ -228,6 +234,8 @@ async def attribute(
             reason=f"{live[0][-1]} held the information at question time, but no "
             "retrieval operation on the answer's lineage could be blamed",
             evidence_path=live[0],
+            decided_by="the retrieval operation that put the answer's context together, recorded "
+            "with the memories it read as inputs and the context as output",
         )
     return finish(
         status="inconclusive" if walk.uncertain else "attributed",
@@ -243,6 +251,26 @@ async def attribute(
         reason=f"{live[0][-1]} held the information at question time, but {blamed} "
         "did not put it into the context",
         evidence_path=[*live[0], blamed],
+        decided_by=_what_decides(walk, evidence, stand_in) if walk.uncertain else None,
+    )
+
+
+def _what_decides(walk: Walk, evidence: list[str], stand_in: bool) -> str:
+    """What would make an uncertain walk sure: the evidence named, where the judge found none
+    and the best match stood in for it; else a verdict on the units the judge could not decide
+    (another judge's, or the evidence named, which the judge then takes as given)."""
+    other = "the llm judge" if walk.judge.info().kind == "heuristic" else "a surer judge"
+    if stand_in:
+        return (
+            f"no source message in scope was judged to carry the answer; {evidence[0]} stood in "
+            "as its best match. The case's evidence_units (the message that said it), or "
+            f"{other}'s verdict on the best matches, would decide it"
+        )
+    undecided = sorted(u for u, v in walk.judge.cache.items() if v.carries is None)
+    named = ", ".join(undecided[:3]) + (f" and {len(undecided) - 3} more" if undecided[3:] else "")
+    return (
+        f"a verdict on whether {named or 'the units on its path'} carry the information "
+        f"({other}, or the case's evidence_units) would decide it"
     )
 
 

@@ -94,6 +94,12 @@ class AttributionResult(BaseModel):
         "(those recorded by the answer), else the source messages it found. The audits read "
         "them for a case without evidence_units.",
     )
+    decided_by: str | None = Field(
+        None,
+        description="Set on an inconclusive result: what would decide it (the verdicts the "
+        "judge could not give, the evidence to name, an operation to record). Its operation "
+        "and error_type, where given, are the best candidate.",
+    )
     searched: Searched = Field(default_factory=Searched)
     judge: JudgeInfo
     cost: Cost = Field(default_factory=Cost)

@@ -561,3 +561,7 @@ def test_an_inconclusive_result_never_comes_with_a_high_confidence(client: httpx
     result = stable_results(client, project, ["case"])[0]
     assert result["status"] == "inconclusive"
     assert result["confidence"] <= 0.3
+    # It names its best candidate and what would decide it: the stand-in, the evidence to name.
+    assert result["operation"] is not None
+    assert result["evidence"][0] in result["decided_by"]
+    assert "evidence_units" in result["decided_by"]

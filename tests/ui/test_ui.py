@@ -155,6 +155,7 @@ def test_case_view_draws_the_graph_and_marks_the_blamed_operation(
     assert page.text_content("#error-type") == error_type
     assert blamed in (page.text_content("#blamed-operation") or "")
     assert page.text_content("#reason") == result["reason"]
+    assert page.locator("#decided-by").is_hidden()  # attributed: nothing left to decide
     assert page.locator("#evidence-path li").all_text_contents() == result["evidence_path"]
 
     # A click on a unit shows its content and attributes in the side panel.

@@ -251,6 +251,8 @@
       (part, i) => (i ? [", ", part] : [part])));
     setText("confidence", a.confidence.toFixed(2));
     setText("reason", a.reason);
+    setText("decided-by", a.decided_by || "");
+    for (const el of document.querySelectorAll(".decided-by")) el.hidden = !a.decided_by;
     const judge = a.judge.model ? `${a.judge.kind} (${a.judge.model})` : a.judge.kind;
     let judged = `${judge} · ${a.cost.llm_calls} LLM calls · ${a.cost.seconds.toFixed(3)} s`;
     if (a.judge.kind !== "heuristic") {
