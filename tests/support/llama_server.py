@@ -18,18 +18,13 @@ import argparse
 import importlib.util
 import os
 import signal
-import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-
-from service.processes import NotReady, spawn, wait_ready
-from tests.support.servers import REPO, free_port
+from tests.support.servers import ModelServer, free_port, serving
 
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_NAME = "smollm2-135m-instruct"  # the alias the server answers to in /v1/models
@@ -69,23 +64,7 @@ def missing() -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class LlamaServer:
-    base_url: str  # OpenAI-style: ends in /v1
-    model: str
-    log: Path
-    process: subprocess.Popen[bytes]
-
-    def log_text(self) -> str:
-        return self.log.read_text(errors="replace")
-
-
-def _healthy(root: str) -> bool:
-    # /health answers 503 while the model loads and 200 once a request can be served.
-    try:
-        return httpx.get(f"{root}/health", timeout=1).status_code == 200
-    except httpx.HTTPError:
-        return False
+LlamaServer = ModelServer
 
 
 @contextmanager
@@ -117,23 +96,10 @@ def run_llama_server(
         "--max-tokens",
         str(max_tokens),
     ]
-    process = spawn(argv, log, cwd=REPO)
     root = f"http://127.0.0.1:{port}"
-    try:
-        try:
-            wait_ready(process, lambda: _healthy(root), ready_s)
-        except NotReady as e:
-            what = "exited early" if e.returncode is not None else "did not start"
-            tail = log.read_text(errors="replace")[-3000:]
-            raise RuntimeError(f"llama.cpp server {what}:\n{tail}") from e
+    # /health answers 503 while the model loads and 200 once a request can be served.
+    with serving(argv, log, f"{root}/health", "llama.cpp server", ready_s) as process:
         yield LlamaServer(f"{root}/v1", MODEL_NAME, log, process)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)
 
 
 def _serve(port: int, context_tokens: int, threads: int, max_tokens: int) -> None:

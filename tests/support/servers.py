@@ -120,6 +120,50 @@ def _answers(url: str) -> bool:
 
 
 @contextmanager
+def serving(
+    argv: list[str],
+    log: Path,
+    ready_url: str,
+    what: str,
+    ready_s: float,
+    env: Mapping[str, str] | None = None,
+    cwd: Path = REPO,
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``argv`` as a process logging to ``log``, yielded once ``ready_url`` answers 200 (within
+    ``ready_s``; else a RuntimeError naming ``what`` with the log's tail), terminated on exit
+    (killed after 15 s)."""
+    process = spawn(argv, log, env=env, cwd=cwd)
+    try:
+        try:
+            wait_ready(process, lambda: _answers(ready_url), ready_s)
+        except NotReady as e:
+            state = "exited early" if e.returncode is not None else "did not start"
+            tail = log.read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"{what} {state}:\n{tail}") from e
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=15)
+
+
+@dataclass(frozen=True)
+class ModelServer:
+    """A local OpenAI-compatible model server run by a test (llama.cpp, the embedding model)."""
+
+    base_url: str  # OpenAI-style: ends in /v1
+    model: str
+    log: Path
+    process: subprocess.Popen[bytes]
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+@contextmanager
 def run_service(
     neo4j_uri: str,
     workdir: Path,
@@ -144,21 +188,9 @@ def run_service(
         **env,
     }
     uvicorn = [sys.executable, "-m", "uvicorn", "service.main:app", "--port", str(port)]
-    process = spawn(uvicorn, log, env=environment, cwd=checkout)
     url = f"http://127.0.0.1:{port}"
-    try:
-        try:
-            wait_ready(process, lambda: _answers(f"{url}/healthz"), ready_s)
-        except NotReady as e:
-            what = "exited early" if e.returncode is not None else "did not start"
-            raise RuntimeError(f"service {what}:\n{log.read_text()[-3000:]}") from e
-        yield ServiceHandle(url, process, log)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
+    with serving(uvicorn, log, f"{url}/healthz", "service", ready_s, environment, checkout) as p:
+        yield ServiceHandle(url, p, log)
 
 
 @contextmanager
