@@ -9,19 +9,13 @@ from __future__ import annotations
 import copy
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from memtrace_client.models import TraceBatch
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package
-    sys.path.insert(0, str(ROOT))
-
-from memtrace_client.models import TraceBatch  # noqa: E402
-
-from benchmarks.datasets import (  # noqa: E402
+from benchmarks.datasets import (
     APPLICABLE_ERRORS,
     ERROR_TYPES,
     KINDS_FOR_ERROR,
@@ -31,10 +25,11 @@ from benchmarks.datasets import (  # noqa: E402
     generate_synthetic,
     load_locomo,
 )
-from benchmarks.datasets.bm25 import BM25  # noqa: E402
-from benchmarks.datasets.locomo import holds  # noqa: E402
+from benchmarks.datasets.bm25 import BM25
+from benchmarks.datasets.locomo import holds
+from benchmarks.datasets.locomo_source import resolve_dir
 
-LOCOMO_DIR = (ROOT / ".." / "shared" / "data" / "locomo10").resolve()
+LOCOMO_DIR = resolve_dir(None)
 LOCOMO_SAMPLE = ["26", "30"]
 NEUTRAL_ID = re.compile(r"^(u|op|case)-[0-9a-f]{6}-\d{6}$")
 DIA_ID = re.compile(r"D\d+:\d+")

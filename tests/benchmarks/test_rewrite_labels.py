@@ -9,32 +9,26 @@ database; skipped when ../shared/data/locomo10 is not there.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
+from memtrace_client.models import TraceBatch
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package
-    sys.path.insert(0, str(ROOT))
-
-from memtrace_client.models import TraceBatch  # noqa: E402
-
-from benchmarks.attribution.accuracy import HELDOUT as LOCOMO_HELDOUT  # noqa: E402
-from benchmarks.attribution.accuracy import TUNE as LOCOMO_TUNE  # noqa: E402
-from benchmarks.datasets import LabelledBatch  # noqa: E402
-from benchmarks.datasets.copies import NAMING_ATTRIBUTES  # noqa: E402
-from benchmarks.datasets.locomo import answer_phrase, holds  # noqa: E402
-from benchmarks.datasets.locomo_source import (  # noqa: E402
+from benchmarks.attribution.accuracy import HELDOUT as LOCOMO_HELDOUT
+from benchmarks.attribution.accuracy import TUNE as LOCOMO_TUNE
+from benchmarks.datasets import LabelledBatch
+from benchmarks.datasets.copies import NAMING_ATTRIBUTES
+from benchmarks.datasets.locomo import answer_phrase, holds
+from benchmarks.datasets.locomo_source import (
     LocomoConversation,
     conversation_files,
     read_conversation,
+    resolve_dir,
 )
-from benchmarks.datasets.rewrite import HELDOUT, SHAPES, TUNE, load_rewrite  # noqa: E402
+from benchmarks.datasets.rewrite import HELDOUT, SHAPES, TUNE, load_rewrite
 
-LOCOMO_DIR = (ROOT / ".." / "shared" / "data" / "locomo10").resolve()
+LOCOMO_DIR = resolve_dir(None)
 SAMPLE = ("26", "44")  # one conversation of each half
 pytestmark = pytest.mark.skipif(not LOCOMO_DIR.is_dir(), reason="LoCoMo data not available")
 
