@@ -18,7 +18,9 @@ The stages, checked so that the first decisive fault in execution order is the o
    and again) are bisected: judge calls grow with the log of the chain's length. This assumes
    information, once lost from a chain, does not come back into it. Of several losses, the one
    that took the last captured carrier out decides (``_decisive``); a live carrier less sure
-   than a lost one did not keep the information (``_surest``).
+   than a lost one did not keep the information (``_surest``). A loss decides nothing when a
+   memory the pipeline made from another message, or one the answer's searches read, surely
+   still carried it (``_redundant_carrier``).
 4. Retrieval. If a carrier is still live at question time, the store had it: the first retrieval
    operation on the answer's lineage whose output lacks it is blamed (RetrievalError).
 
@@ -395,12 +397,37 @@ async def _redundant_carrier(
                     and is_live(walk, node, question_time)
                 ):
                     found.setdefault(out, [message, op, out])
+    for memory in _store_reads(walk, question_time, exclude=set(found)):
+        found.setdefault(memory, [memory])
     verdicts = await walk.carries(sorted(found))
     # a sure carrier only: a memory sharing the answer's words by chance would move the blame
     carriers = [
         u for u in sorted(found) if verdicts.get(u) and walk.confidence_of(u) >= SURE_CARRIER
     ]
     return found[carriers[0]] if carriers else None
+
+
+def _store_reads(walk: Walk, question_time: float, exclude: set[str]) -> list[str]:
+    """The :data:`REDUNDANT_SOURCES` live memories the answer's retrievals read that best match
+    question plus expected answer. A search that scores the whole store reads every memory; one
+    of them may state the fact although no message near the top of the evidence search became
+    it (a later turn said it in other words), and then the store still had it."""
+    graph = walk.graph
+    read = {
+        u
+        for op in graph.ancestors_of(walk.case.answer_unit)
+        if graph.operations[op].kind == "retrieval"
+        for u in graph.inputs.get(op, ())
+        if u not in exclude
+        and (node := graph.units.get(u)) is not None
+        and node.kind == "memory"
+        and is_live(walk, node, question_time)
+    }
+    if not read:
+        return []
+    texts = [(u, graph.units[u].text()) for u in sorted(read)]
+    query = f"{walk.case.question} {walk.case.expected_answer}"
+    return message_index(texts).rank(query, REDUNDANT_SOURCES)
 
 
 def _question_time(graph: CaseGraph, response_op: str) -> float:
