@@ -18,6 +18,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import httpx2
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -25,7 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
 from service.processes import spawn, wait_ready
-from tests.support.keyed import A_KEY, B_KEY, RUN, A, B, marker
+from tests.support.keyed import A_KEY, ADMIN_KEY, B_KEY, RUN, A, B, marker
 from tests.support.servers import REPO, ServiceHandle, free_port
 from tests.support.traces import DEMO_TRUTH
 
@@ -141,7 +142,7 @@ def test_tools_are_listed_with_their_hints(over: Callable[[Scenario], None]) -> 
             assert tool.annotations is not None
             # attribute_case stores its result with the case: said, not hidden
             assert tool.annotations.read_only_hint is (name != "attribute_case")
-        assert tools["attribute_case"].annotations.destructive_hint is False  # type: ignore[union-attr]
+        assert tools["attribute_case"].annotations.destructive_hint is False
         assert "case_id" in tools["attribute_case"].input_schema["required"]
 
     over(scenario)
@@ -198,6 +199,43 @@ def test_attribution_names_the_operation_and_explains_it(
         assert [u["kind"] for u in deletion["lost_in"]] == ["tombstone"]
 
     over(scenario)
+
+
+def test_inconclusive_says_what_would_decide_it(
+    over: Callable[..., None], keyed: ServiceHandle
+) -> None:
+    """A failed case whose answer no recorded operation wrote, in B (A's counts stay the
+    demo's), read with B's key."""
+    case, answer = f"{RUN}-orphan-case", f"{RUN}-orphan-answer"
+    batch = {
+        "project": B,
+        "units": [{"id": answer, "kind": "answer", "content": "On Tuesday"}],
+        "operations": [],
+        "cases": [
+            {
+                "id": case,
+                "question": "When is the team meeting?",
+                "expected_answer": "On Monday",
+                "answer_unit": answer,
+                "verdict": "failed",
+            }
+        ],
+    }
+    headers = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    stored = httpx.post(f"{keyed.url}/traces", json=batch, headers=headers, timeout=60)
+    assert stored.status_code == 200, stored.text
+
+    async def scenario(session: ClientSession) -> None:
+        result = await session.call_tool("attribute_case", {"case_id": case, "project": B})
+        assert not result.is_error, _text(result)
+        found = result.structured_content
+        assert found is not None
+        assert (found["status"], found["operation"]) == ("inconclusive", None)
+        assert answer in found["decided_by"]
+        assert found["lost_in"] == []
+        assert f"what would decide it: {found['decided_by']}" in _text(result)
+
+    over(scenario, key=B_KEY)
 
 
 def test_lineage_is_the_answers_ancestry(over: Callable[[Scenario], None]) -> None:
