@@ -30,6 +30,9 @@ PATH_NODES = 12
 """Evidence-path ids an explanation looks up (paths run a few units and operations long)."""
 LOST_UNITS = 8
 """Outputs of the blamed operation an explanation shows."""
+OUTPUTS_READ = 50
+"""Outputs of the blamed operation read to find the carrier's next version: one request each,
+and an extraction may write many facts."""
 MEMORY_KEYS = ("memory_id", "entry_id")
 """The attributes a memory entry's versions share (as the attribution walk reads them)."""
 
@@ -117,7 +120,8 @@ def _node(client: httpx.Client, project: str, node_id: str, blamed: str | None) 
         unit = client.get(_path("/units", node_id), params=params)
         if unit.status_code != 404:
             u = checked(unit)
-            return {"id": node_id, "type": "unit", "kind": u["kind"], "content": u["content"]}
+            unit_fields = {"kind": u["kind"], "content": u["content"], "entry": _memory_key(u)}
+            return {"id": node_id, "type": "unit", **unit_fields}
     op = checked(client.get(_path("/operations", node_id), params=params))
     return {"id": node_id, "type": "operation", "name": op["name"], "kind": op["kind"]}
 
@@ -128,19 +132,18 @@ def _memory_key(unit: Mapping[str, Any]) -> str | None:
 
 
 def _lost_in(
-    client: httpx.Client, project: str, blamed: str, carrier: str | None
+    client: httpx.Client, project: str, blamed: str, entry: str | None
 ) -> list[dict[str, Any]]:
-    """What the blamed operation produced: of a memory entry, the version (or tombstone) that
-    followed the last carrier; else every output (the facts an extraction kept, the context a
-    retrieval built, the answer)."""
+    """What the blamed operation produced: of the memory ``entry`` the last carrier was a
+    version of, the next version (or tombstone); else every output (the facts an extraction
+    kept, the context a retrieval built, the answer)."""
     params = {"project": project}
     op = checked(client.get(_path("/operations", blamed), params=params))
-    outputs = [checked(client.get(_path("/units", u), params=params)) for u in op["produces"]]
-    key = None
-    if carrier is not None:
-        found = client.get(_path("/units", carrier), params=params)
-        key = _memory_key(checked(found)) if found.status_code != 404 else None
-    same_entry = [u for u in outputs if key is not None and _memory_key(u) == key]
+    outputs = [
+        checked(client.get(_path("/units", u), params=params))
+        for u in op["produces"][:OUTPUTS_READ]
+    ]
+    same_entry = [u for u in outputs if entry is not None and _memory_key(u) == entry]
     return [
         {"id": u["id"], "kind": u["kind"], "content": _snippet(u["content"])}
         for u in (same_entry or outputs)[:LOST_UNITS]
@@ -157,13 +160,10 @@ def attribution(
     op = result.get("operation")
     blamed = op["id"] if op else None
     path = [_node(client, project, n, blamed) for n in result["evidence_path"][:PATH_NODES]]
-    carried = [
-        {"id": n["id"], "kind": n["kind"], "content": _snippet(n["content"])}
-        for n in path
-        if n["type"] == "unit"
-    ]
-    last_carrier = carried[-1]["id"] if carried else None
-    lost = _lost_in(client, project, blamed, last_carrier) if blamed else []
+    units = [n for n in path if n["type"] == "unit"]
+    carried = [{"id": n["id"], "kind": n["kind"], "content": _snippet(n["content"])} for n in units]
+    entry = units[-1]["entry"] if units else None
+    lost = _lost_in(client, project, blamed, entry) if blamed else []
     data = {
         "case_id": result["case_id"],
         "status": result["status"],
