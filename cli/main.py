@@ -1,6 +1,6 @@
 """The ``memtrace`` command line: serve, neo4j start|stop|status, ingest, import-graph, projects,
 cases, show, case-from-trace, attribute, report, audit, jobs, demo, stop (and prompts, optimize,
-judge check, embeddings serve).
+judge check, embeddings serve, mcp).
 
 Commands talk to the service over HTTP through ``cli.http``; every failure ends there too (one
 line on stderr, a non-zero exit code)."""
@@ -28,7 +28,7 @@ from rich.progress import (
 )
 
 from cli import embeddings as embedding_commands
-from cli import ingest_state
+from cli import ingest_state, mcp_command
 from cli import judge as judge_commands
 from cli import prompts as prompt_commands
 from cli.attribution import JudgeChoice, attribute_cases, attribution_table, llm_summary
@@ -593,6 +593,7 @@ def stop() -> None:
 prompt_commands.register(app)
 judge_commands.register(app)
 embedding_commands.register(app)
+mcp_command.register(app)
 
 
 def main() -> None:
