@@ -1,0 +1,354 @@
+"""A LlamaIndex ``Memory`` traced end to end, on the real ``llama-index-core``.
+
+Real ``Memory`` objects with real blocks (``FactExtractionMemoryBlock``, ``VectorMemoryBlock`` on
+a ``SimpleVectorStore``, ``StaticMemoryBlock``) are told a small conversation; their short-term
+queue flushes each turn into the blocks as the next one arrives, and each question is answered
+by an LLM call over what ``memory.get()`` returns. The LLM is a tiny ``CustomLLM`` that sends
+every call through the real ``openai`` client to the scripted OpenAI-compatible server, whose
+script plays the model: it extracts and condenses facts and answers, making one mistake of each
+kind. (``llama-index-llms-openai`` 0.8.x, the package ``OpenAILike`` comes in, requires
+``openai<3`` and would downgrade the ``openai`` 3.x the project tests with, so it is not used.)
+The vector block embeds through the same client with the server's ``/v1/embeddings``
+(deterministic bag-of-words vectors): embeddings are not the LLM under test, only what the block
+searches with. The trace goes through the SDK into the running service and Neo4j, and
+``POST /attribute`` must blame each wrong answer on the operation that made the mistake.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import runpy
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import httpx
+import openai
+import pytest
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.llms import (
+    CompletionResponse,
+    CompletionResponseGen,
+    CustomLLM,
+    LLMMetadata,
+)
+from llama_index.core.memory import (
+    FactExtractionMemoryBlock,
+    Memory,
+    StaticMemoryBlock,
+    VectorMemoryBlock,
+)
+from llama_index.core.vector_stores import SimpleVectorStore
+from memtrace_client import MemTraceClient, Tracer
+from memtrace_client.adapters.llama_index import TracedMemory, trace_memory
+from memtrace_client.models import UnitIn
+from neo4j import Driver
+
+from tests.support.graph import read_by
+from tests.support.llm_server import Reply, ScriptedLLM, user_text
+from tests.support.servers import REPO, ServiceHandle
+
+
+class ScriptedChat(CustomLLM):
+    """A LlamaIndex LLM whose every call is one chat completion on an OpenAI-compatible server,
+    through the real ``openai`` client (LlamaIndex turns chat messages into the prompt)."""
+
+    base_url: str
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name="scripted")
+
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        client = openai.OpenAI(base_url=self.base_url, api_key="test", max_retries=0)
+        reply = client.chat.completions.create(
+            model="scripted", messages=[{"role": "user", "content": prompt}]
+        )
+        return CompletionResponse(text=reply.choices[0].message.content or "")
+
+    def stream_complete(
+        self, prompt: str, formatted: bool = False, **kwargs: Any
+    ) -> CompletionResponseGen:
+        yield self.complete(prompt)
+
+
+class ServerEmbedding(BaseEmbedding):
+    """Embeddings from the server's ``/v1/embeddings`` through the real ``openai`` client."""
+
+    base_url: str
+
+    def _embed(self, text: str) -> list[float]:
+        client = openai.OpenAI(base_url=self.base_url, api_key="test", max_retries=0)
+        return client.embeddings.create(model="scripted-embeddings", input=text).data[0].embedding
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._embed(query)
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._embed(text)
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._embed(query)
+
+
+ACK = "Noted."
+NURSE = "I work as a nurse at the city hospital."
+SISTER_AND_FOOD = "My sister Emma lives in Denver, and my favourite food is ramen."
+DOG = "I adopted a golden retriever named Biscuit."
+SHELTER = "On Saturdays I volunteer at the animal shelter."
+LOOKALIKE = "What people do on Saturdays in Portland is too loud for me."
+CAR = "My old car finally broke down, so I sold it."
+BYE = "Thanks, that is all for today."
+
+# What the model extracts from each turn: the sister is never extracted (an ExtractionError).
+FACTS = {
+    NURSE: ["The user works as a nurse."],
+    SISTER_AND_FOOD: ["The user's favourite food is ramen."],
+    DOG: ["The user's dog is Biscuit."],
+    SHELTER: ["On Saturdays the user volunteers at the animal shelter."],
+}
+# The fourth fact passes max_facts=3: the condensed list drops the job (an UpdateError).
+CONDENSED = [FACTS[SISTER_AND_FOOD][0], FACTS[DOG][0], FACTS[SHELTER][0]]
+
+JOB_Q, SISTER_Q = "What does the user do for work?", "Where does the user's sister live?"
+FOOD_Q, SATURDAYS_Q = "What is the user's favourite food?", "What does the user do on Saturdays?"
+CAR_Q = "What happened to the user's old car?"
+MISREAD = {FOOD_Q: "The user's favourite food is pizza."}  # the model misreads a good context
+KEYWORD = {JOB_Q: "work", SISTER_Q: "sister", FOOD_Q: "food", SATURDAYS_Q: "Saturdays", CAR_Q: "car"}
+FACT = re.compile(r"<fact>(.*?)</fact>")
+
+
+def model_script(request: dict[str, Any]) -> Reply:
+    """The model: the fact block's extraction and condensing calls, else an answer."""
+    prompt = user_text(request)
+    if "precise fact extraction system" in prompt:
+        turns = [facts for said, facts in FACTS.items() if said in prompt]
+        assert len(turns) == 1, prompt
+        return Reply("<facts>" + "".join(f"<fact>{f}</fact>" for f in turns[0]) + "</facts>")
+    if "fact condensing system" in prompt:
+        return Reply("<facts>" + "".join(f"<fact>{f}</fact>" for f in CONDENSED) + "</facts>")
+    return Reply(answer_from_memory(prompt))
+
+
+def answer_from_memory(prompt: str) -> str:
+    """The first line of the memory the prompt gave that is about the question, or a misreading
+    (the question is the prompt's last user line)."""
+    question = next(q for q in KEYWORD if q in prompt.rsplit("user:", 1)[-1])
+    if question in MISREAD:
+        return MISREAD[question]
+    memory = prompt.split("<memory>", 1)[-1].split("</memory>", 1)[0]
+    lines = FACT.findall(memory) + [
+        line for line in re.split(r"</?message[^>]*>|\n", memory) if line.strip()
+    ]
+    about = [line.strip() for line in lines if KEYWORD[question].lower() in line.lower()]
+    return about[0] if about else "I do not know."
+
+
+def ask(memory: TracedMemory, llm: ScriptedChat, question: str) -> UnitIn:
+    """The question answered from ``memory.get()`` by the LLM, recorded as the answer."""
+    messages = memory.get(input=question)
+    reply = llm.chat([*messages, ChatMessage(role="user", content=question)])
+    return memory.answer(str(reply.message.content))
+
+
+def tell(memory: TracedMemory, turns: list[str]) -> dict[str, UnitIn]:
+    """Each user turn and the assistant's acknowledgement; the unit of each user turn."""
+    units = {}
+    for said in turns:
+        memory.put(ChatMessage(role="user", content=said))
+        units[said] = next(u for u in memory.message_units() if u.content == said)
+        memory.put(ChatMessage(role="assistant", content=ACK))
+    return units
+
+
+def words(text: str) -> list[str]:
+    """The tokenizer the memories count with (tiktoken would download its encoding)."""
+    return text.split()
+
+
+def short_memory(session: str, blocks: list[Any]) -> Memory:
+    """A memory whose short-term queue holds one turn: each user turn flushes the one before."""
+    return Memory.from_defaults(
+        session_id=session,
+        token_limit=20,
+        chat_history_token_ratio=0.5,
+        token_flush_size=1,
+        tokenizer_fn=words,
+        memory_blocks=blocks,
+    )
+
+
+class Question(NamedTuple):
+    text: str
+    expected: str
+    said: str  # the turn that holds the answer (the case's evidence)
+    error_type: str
+    operation: str  # the name of the operation blamed
+    culprit: str  # a text that operation read: the turn it mishandled, or the question
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Refuse to resolve any host but this machine; yields the hosts that were asked for."""
+    asked: list[str] = []
+    resolve = socket.getaddrinfo
+
+    def local_only(host: Any, *args: Any, **kwargs: Any) -> Any:
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        if name not in ("127.0.0.1", "localhost", "::1"):
+            asked.append(name)
+            raise OSError(f"no network in this test: {name}")
+        return resolve(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", local_only)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    yield asked
+
+
+def attribute(client: httpx.Client, project: str, case_id: str) -> dict[str, Any]:
+    result: dict[str, Any] = client.post(
+        f"/attribute/{case_id}", params={"project": project}
+    ).json()
+    return result
+
+
+def test_fact_extraction_memory_traced_and_each_error_attributed(
+    service: ServiceHandle,
+    client: httpx.Client,
+    project: str,
+    neo4j_driver: Driver,
+    llm: ScriptedLLM,
+    no_network: list[str],
+    tmp_path: Path,
+) -> None:
+    llm.script["answer"] = model_script  # type: ignore[attr-defined]
+    chat = ScriptedChat(base_url=llm.base_url)
+    tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
+    facts = FactExtractionMemoryBlock(name="facts", llm=chat, max_facts=3)
+    memory = trace_memory(short_memory("alex", [facts]), tracer)
+
+    said = tell(memory, [NURSE, SISTER_AND_FOOD, DOG, SHELTER, BYE])
+    # The block holds what the scripted model extracted and condensed, through LlamaIndex.
+    assert memory.memory_blocks[0].facts == CONDENSED
+    questions = [
+        Question(SISTER_Q, "Denver", SISTER_AND_FOOD, "ExtractionError", "llama_index.extract_facts", SISTER_AND_FOOD),
+        Question(JOB_Q, "nurse", NURSE, "UpdateError", "llama_index.condense_facts", FACTS[NURSE][0]),
+        Question(FOOD_Q, "ramen", SISTER_AND_FOOD, "ResponseError", "answer", FOOD_Q),
+    ]  # fmt: skip
+    cases = {}
+    for q in questions:
+        answer = ask(memory, chat, q.text)
+        cases[q.text] = memory.judge(q.text, q.expected, answer, evidence=[said[q.said]])
+    assert tracer.flush(60)
+    assert no_network == []
+
+    # Four flushes (the last turn stays in the short-term queue), each of one turn into one
+    # extraction and one store of the fact list; one condensing, when the fourth fact came.
+    flushes = _ops(neo4j_driver, project, "llama_index.flush")
+    flushed = [sorted(r["read"]) for r in flushes]
+    assert flushed == [sorted([t, ACK]) for t in (NURSE, SISTER_AND_FOOD, DOG, SHELTER)]
+    extractions = _ops(neo4j_driver, project, "llama_index.extract_facts")
+    assert [r["made"] for r in extractions] == [FACTS[t] for t in FACTS]
+    stores = _ops(neo4j_driver, project, "llama_index.store_facts")
+    assert [len(r["made"]) for r in stores] == [1, 1, 1, 1]
+    condensed = _ops(neo4j_driver, project, "llama_index.condense_facts")
+    assert [r["made"] for r in condensed] == [["\n".join(f"<fact>{f}</fact>" for f in CONDENSED)]]
+    # Every get: the fact block's retrieval and the short-term chat history, read by the answer.
+    gets = _ops(neo4j_driver, project, "llama_index.get:facts")
+    assert [r["read"] for r in gets] == [[q.text] for q in questions]
+    history = _ops(neo4j_driver, project, "llama_index.get:chat_history")
+    assert all(sorted(r["read"]) == sorted([q.text, BYE, ACK]) for r in history), history
+    answers = _ops(neo4j_driver, project, "answer")
+    assert [r["ins"] for r in answers] == [3] * len(questions)  # the question and two contexts
+
+    for q in questions:
+        result = attribute(client, project, cases[q.text])
+        assert result["status"] == "attributed", (q.text, json.dumps(result))
+        blamed = (result["error_type"], result["operation"]["name"])
+        assert blamed == (q.error_type, q.operation), (q.text, json.dumps(result))
+        assert any(q.culprit in text for text in read_by(neo4j_driver, project, result["operation"]["id"])), q.text
+
+
+def test_vector_memory_retrieval_and_reset_attributed(
+    service: ServiceHandle,
+    client: httpx.Client,
+    project: str,
+    neo4j_driver: Driver,
+    llm: ScriptedLLM,
+    no_network: list[str],
+    tmp_path: Path,
+) -> None:
+    """A vector block that ranks a look-alike turn above the one that answers (a RetrievalError
+    at its get), and a ``reset`` that drops the turn still in the short-term queue (no block
+    of LlamaIndex deletes anything: this is the one DeletionError the memory can make)."""
+    llm.script["answer"] = model_script  # type: ignore[attr-defined]
+    chat = ScriptedChat(base_url=llm.base_url)
+    tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
+    vector = VectorMemoryBlock(
+        name="messages",
+        vector_store=SimpleVectorStore(),
+        embed_model=ServerEmbedding(base_url=llm.base_url),
+        similarity_top_k=1,
+        retrieval_context_window=2,
+    )
+    profile = StaticMemoryBlock(name="profile", static_content="The user's name is Alex.")
+    memory = trace_memory(short_memory("sam", [profile, vector]), tracer)
+
+    said = tell(memory, [SHELTER, LOOKALIKE, CAR])
+    memory.reset()  # a new chat begins: the car turn had not left the short-term queue
+    questions = [
+        Question(SATURDAYS_Q, "volunteers at the animal shelter", SHELTER, "RetrievalError", "llama_index.get:messages", SATURDAYS_Q),
+        Question(CAR_Q, "sold", CAR, "DeletionError", "llama_index.reset", CAR),
+    ]  # fmt: skip
+    cases = {}
+    for q in questions:
+        answer = ask(memory, chat, q.text)
+        cases[q.text] = memory.judge(q.text, q.expected, answer, evidence=[said[q.said]])
+    assert tracer.flush(60)
+    assert no_network == []
+
+    # Two turns flushed into the vector store, one node each; the static block keeps nothing.
+    inserts = _ops(neo4j_driver, project, "llama_index.vector_insert")
+    assert len(inserts) == 2 and all(r["ins"] == r["outs"] == 1 for r in inserts)
+    assert [SHELTER in r["made"][0] for r in inserts] == [True, False]
+    gets = _ops(neo4j_driver, project, "llama_index.get:messages")
+    # each search read the node it found: the look-alike, for both questions
+    assert [r["memories"] for r in gets] == [[inserts[1]["made"][0]]] * 2
+    assert len(_ops(neo4j_driver, project, "llama_index.get:profile")) == 2
+    resets = _ops(neo4j_driver, project, "llama_index.reset")
+    assert [sorted(r["read"]) for r in resets] == [sorted([CAR, ACK])]
+
+    for q in questions:
+        result = attribute(client, project, cases[q.text])
+        assert result["status"] == "attributed", (q.text, json.dumps(result))
+        blamed = (result["error_type"], result["operation"]["name"])
+        assert blamed == (q.error_type, q.operation), (q.text, json.dumps(result))
+        assert any(q.culprit in text for text in read_by(neo4j_driver, project, result["operation"]["id"])), q.text
+
+
+def test_a_memory_is_traced_once() -> None:
+    memory = short_memory("kim", [])
+    traced = trace_memory(memory, Tracer(MemTraceClient("http://127.0.0.1:9", project="p")))
+    with pytest.raises(TypeError, match="traced already"):
+        trace_memory(traced, traced.tracer)
+    with pytest.raises(TypeError, match="not dict"):
+        trace_memory({}, traced.tracer)  # type: ignore[arg-type]
+
+
+def _ops(driver: Driver, project: str, name: str) -> list[dict[str, Any]]:
+    """The operations of that name in the order they ran: the messages and queries they read,
+    the memories they read, what they made, and how many units in and out."""
+    rows = driver.execute_query(
+        "MATCH (o:Operation {project: $p, name: $name}) "
+        "RETURN o.id AS id, COUNT { (o)-[:CONSUMES]->() } AS ins, "
+        "COUNT { (o)-[:PRODUCES]->() } AS outs, "
+        "[(o)-[:CONSUMES]->(u:Unit) WHERE u.kind IN ['message', 'query'] | u.content] AS read, "
+        "[(o)-[:CONSUMES]->(u:Unit {kind: 'memory'}) | u.content] AS memories, "
+        "[(o)-[:PRODUCES]->(u:Unit) | u.content] AS made ORDER BY o.ts",
+        p=project,
+        name=name,
+    ).records
+    return [r.data() for r in rows]
