@@ -29,6 +29,7 @@ import openai
 import pytest
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.llms import (
     CompletionResponse,
     CompletionResponseGen,
@@ -41,12 +42,18 @@ from llama_index.core.memory import (
     StaticMemoryBlock,
     VectorMemoryBlock,
 )
-from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.schema import BaseNode
 from llama_index.core.vector_stores import SimpleVectorStore
 from llama_index.core.vector_stores.types import VectorStoreQuery, VectorStoreQueryResult
 from memtrace_client import MemTraceClient, Tracer
-from memtrace_client.adapters.llama_index import TracedMemory, trace_memory
+from memtrace_client.adapters.llama_index import (
+    CONDENSE,
+    EXTRACT,
+    GET,
+    RESET,
+    TracedMemory,
+    trace_memory,
+)
 from memtrace_client.models import UnitIn
 from neo4j import Driver
 
@@ -138,7 +145,13 @@ JOB_Q, SISTER_Q = "What does the user do for work?", "Where does the user's sist
 FOOD_Q, SATURDAYS_Q = "What is the user's favourite food?", "What does the user do on Saturdays?"
 CAR_Q = "What happened to the user's old car?"
 MISREAD = {FOOD_Q: "The user's favourite food is pizza."}  # the model misreads a good context
-KEYWORD = {JOB_Q: "work", SISTER_Q: "sister", FOOD_Q: "food", SATURDAYS_Q: "Saturdays", CAR_Q: "car"}
+KEYWORD = {
+    JOB_Q: "work",
+    SISTER_Q: "sister",
+    FOOD_Q: "food",
+    SATURDAYS_Q: "Saturdays",
+    CAR_Q: "car",
+}
 FACT = re.compile(r"<fact>(.*?)</fact>")
 
 
@@ -180,7 +193,7 @@ def tell(memory: TracedMemory, turns: list[str]) -> dict[str, UnitIn]:
     units = {}
     for said in turns:
         memory.put(ChatMessage(role="user", content=said))
-        units[said] = next(u for u in memory.message_units() if u.content == said)
+        units[said] = memory.message_units()[-1]
         memory.put(ChatMessage(role="assistant", content=ACK))
     return units
 
@@ -229,11 +242,22 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     yield asked
 
 
-def attribute(client: httpx.Client, project: str, case_id: str) -> dict[str, Any]:
-    result: dict[str, Any] = client.post(
-        f"/attribute/{case_id}", params={"project": project}
-    ).json()
-    return result
+def assert_blamed(
+    client: httpx.Client,
+    driver: Driver,
+    project: str,
+    questions: list[Question],
+    cases: dict[str, str],
+) -> None:
+    """Each case is attributed to its error type at its operation: not just any operation of
+    that name, the one that read the turn it mishandled (or the question)."""
+    for q in questions:
+        result = client.post(f"/attribute/{cases[q.text]}", params={"project": project}).json()
+        assert result["status"] == "attributed", (q.text, json.dumps(result))
+        blamed = (result["error_type"], result["operation"]["name"])
+        assert blamed == (q.error_type, q.operation), (q.text, json.dumps(result))
+        read = read_by(driver, project, result["operation"]["id"])
+        assert any(q.culprit in text for text in read), (q.text, read)
 
 
 def test_fact_extraction_memory_traced_and_each_error_attributed(
@@ -255,10 +279,10 @@ def test_fact_extraction_memory_traced_and_each_error_attributed(
     # The block holds what the scripted model extracted and condensed, through LlamaIndex.
     assert memory.memory_blocks[0].facts == CONDENSED
     questions = [
-        Question(SISTER_Q, "Denver", SISTER_AND_FOOD, "ExtractionError", "llama_index.extract_facts", SISTER_AND_FOOD),
-        Question(JOB_Q, "nurse", NURSE, "UpdateError", "llama_index.condense_facts", FACTS[NURSE][0]),
+        Question(SISTER_Q, "Denver", SISTER_AND_FOOD, "ExtractionError", EXTRACT, SISTER_AND_FOOD),
+        Question(JOB_Q, "nurse", NURSE, "UpdateError", CONDENSE, FACTS[NURSE][0]),
         Question(FOOD_Q, "ramen", SISTER_AND_FOOD, "ResponseError", "answer", FOOD_Q),
-    ]  # fmt: skip
+    ]
     cases = {}
     for q in questions:
         answer = ask(memory, chat, q.text)
@@ -285,12 +309,7 @@ def test_fact_extraction_memory_traced_and_each_error_attributed(
     answers = _ops(neo4j_driver, project, "answer")
     assert [r["ins"] for r in answers] == [3] * len(questions)  # the question and two contexts
 
-    for q in questions:
-        result = attribute(client, project, cases[q.text])
-        assert result["status"] == "attributed", (q.text, json.dumps(result))
-        blamed = (result["error_type"], result["operation"]["name"])
-        assert blamed == (q.error_type, q.operation), (q.text, json.dumps(result))
-        assert any(q.culprit in text for text in read_by(neo4j_driver, project, result["operation"]["id"])), q.text
+    assert_blamed(client, neo4j_driver, project, questions, cases)
 
 
 def test_vector_memory_retrieval_and_reset_attributed(
@@ -321,8 +340,9 @@ def test_vector_memory_retrieval_and_reset_attributed(
     said = tell(memory, [SHELTER, LOOKALIKE, CAR])
     memory.reset()  # a new chat begins: the car turn had not left the short-term queue
     questions = [
-        Question(SATURDAYS_Q, "volunteers at the animal shelter", SHELTER, "RetrievalError", "llama_index.get:messages", SATURDAYS_Q),
-        Question(CAR_Q, "sold", CAR, "DeletionError", "llama_index.reset", CAR),
+        Question(SATURDAYS_Q, "volunteers at the animal shelter", SHELTER, "RetrievalError",
+                 GET + "messages", SATURDAYS_Q),
+        Question(CAR_Q, "sold", CAR, "DeletionError", RESET, CAR),
     ]  # fmt: skip
     cases = {}
     for q in questions:
@@ -343,12 +363,33 @@ def test_vector_memory_retrieval_and_reset_attributed(
     resets = _ops(neo4j_driver, project, "llama_index.reset")
     assert [sorted(r["read"]) for r in resets] == [sorted([CAR, ACK])]
 
-    for q in questions:
-        result = attribute(client, project, cases[q.text])
-        assert result["status"] == "attributed", (q.text, json.dumps(result))
-        blamed = (result["error_type"], result["operation"]["name"])
-        assert blamed == (q.error_type, q.operation), (q.text, json.dumps(result))
-        assert any(q.culprit in text for text in read_by(neo4j_driver, project, result["operation"]["id"])), q.text
+    assert_blamed(client, neo4j_driver, project, questions, cases)
+
+
+def example_script(request: dict[str, Any]) -> Reply:
+    """The model of the example: it keeps the food and drops the sister."""
+    prompt = user_text(request)
+    if "precise fact extraction system" in prompt:
+        assert SISTER_AND_FOOD in prompt
+        return Reply("<facts><fact>The user likes ramen.</fact></facts>")
+    return Reply(answer_from_memory(prompt))
+
+
+def test_llama_index_example_runs_and_its_case_is_attributed(
+    service: ServiceHandle,
+    client: httpx.Client,
+    project: str,
+    llm: ScriptedLLM,
+    no_network: list[str],
+) -> None:
+    llm.script["answer"] = example_script  # type: ignore[attr-defined]
+    example = runpy.run_path(str(REPO / "examples" / "llama_index_memory.py"))
+    case_id = example["main"](service.url, project, ScriptedChat(base_url=llm.base_url))
+    assert no_network == []
+    result = client.post(f"/attribute/{case_id}", params={"project": project}).json()
+    assert result["status"] == "attributed", json.dumps(result)
+    blamed = (result["error_type"], result["operation"]["name"])
+    assert blamed == ("ExtractionError", EXTRACT), json.dumps(result)
 
 
 def test_a_memory_is_traced_once() -> None:

@@ -2,7 +2,7 @@
 
     from llama_index.core.memory import Memory
     from memtrace_client.adapters.llama_index import trace_memory
-    memory = trace_memory(Memory.from_defaults(memory_blocks=[...]), MemTraceClient(url, project=...))
+    memory = trace_memory(Memory.from_defaults(memory_blocks=[...]), MemTraceClient(url, project=p))
     memory.put(ChatMessage(role="user", content="I moved to Lisbon"))      # as before
     messages = memory.get(input=question)                                   # as before
     answer = memory.answer(str(llm.chat(messages).message.content))
@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -69,7 +69,7 @@ from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, TextBlock
 from llama_index.core.bridge.pydantic import PrivateAttr
-from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined]
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.instrumentation.events.embedding import EmbeddingEndEvent
@@ -224,6 +224,7 @@ class MemoryRecorder(AnswersRetrievals):
         self._pending = PendingRetrievals(f"memtrace_llama_index_{id(self)}")
         self._lock = threading.RLock()
         self._active: list[tuple[str, str, UnitIn]] = []  # (role, text, unit), oldest first
+        self.messages: list[UnitIn] = []  # every message unit recorded, oldest first
         self._batches: dict[int, tuple[list[ChatMessage], UnitIn]] = {}
         self._facts: dict[str, UnitIn] = {}  # fact block name -> its list's current version
         self._nodes: dict[str, dict[str, UnitIn]] = {}  # vector block name -> text -> node
@@ -257,6 +258,7 @@ class MemoryRecorder(AnswersRetrievals):
             for m in messages:
                 unit = self.tracer.message(_text(m), role=_role(m))
                 self._active.append((_role(m), _text(m), unit))
+                self.messages.append(unit)
 
     def _unit_of(self, message: ChatMessage, *, leaving: bool) -> UnitIn:
         """The unit of a message in the queue, the oldest of that role and text (the queue is
@@ -269,6 +271,7 @@ class MemoryRecorder(AnswersRetrievals):
                         del self._active[i]
                     return unit
             unit = self.tracer.message(text, role=role, met_at="flush" if leaving else "get")
+            self.messages.append(unit)
             if not leaving:
                 self._active.append((role, text, unit))
             return unit
@@ -348,9 +351,7 @@ class MemoryRecorder(AnswersRetrievals):
                 appended.append(fact)
         stored = self._facts_version(block, appended)
         inputs = [*facts, *([previous] if previous is not None else [])]
-        self._op(
-            STORE, "update", inputs=inputs, outputs=[stored], block=name, facts=len(appended)
-        )
+        self._op(STORE, "update", inputs=inputs, outputs=[stored], block=name, facts=len(appended))
         if len(calls.replies) > 1 and len(appended) > block.max_facts:
             condensed = self._facts_version(block, list(block.facts))
             self._op(
@@ -387,10 +388,13 @@ class MemoryRecorder(AnswersRetrievals):
         could have put it there (a static block or the short-term queue could not)."""
         said = capture.input
         if said is None:
-            said = next((_text(m) for m in reversed(capture.chat_history) if _role(m) == "user"), "")
+            said = next(
+                (_text(m) for m in reversed(capture.chat_history) if _role(m) == "user"), ""
+            )
         query = self.tracer.query(said)
         final = capture.final if capture.final is not None else capture.raw
-        readers, others = [], []
+        readers: list[tuple[BaseMemoryBlock[Any], list[UnitIn]]] = []
+        others: list[tuple[BaseMemoryBlock[Any], list[UnitIn]]] = []
         for block in sorted(blocks, key=lambda b: -b.priority):  # Memory's own order
             if block.name not in capture.raw:
                 continue
@@ -665,9 +669,9 @@ class TracedMemory(Memory):
             **attributes,
         )
 
-    def message_units(self) -> Iterator[UnitIn]:
-        """The units of the messages still in the short-term queue, oldest first."""
-        yield from (unit for _, _, unit in list(self.recorder._active))
+    def message_units(self) -> list[UnitIn]:
+        """The unit of every message recorded, oldest first (a case's evidence is among them)."""
+        return list(self.recorder.messages)
 
 
 def trace_memory(
