@@ -173,7 +173,9 @@ def answer_from_memory(prompt: str) -> str:
     question = next(q for q in KEYWORD if q in prompt.rsplit("user:", 1)[-1])
     if question in MISREAD:
         return MISREAD[question]
-    memory = prompt.split("<memory>", 1)[-1].split("</memory>", 1)[0]
+    if "<memory>" not in prompt:  # every block was truncated away
+        return "I do not know."
+    memory = prompt.split("<memory>", 1)[1].split("</memory>", 1)[0]
     lines = FACT.findall(memory) + [
         line for line in re.split(r"</?message[^>]*>|\n", memory) if line.strip()
     ]
@@ -203,11 +205,11 @@ def words(text: str) -> list[str]:
     return text.split()
 
 
-def short_memory(session: str, blocks: list[Any]) -> Memory:
+def short_memory(session: str, blocks: list[Any], token_limit: int = 20) -> Memory:
     """A memory whose short-term queue holds one turn: each user turn flushes the one before."""
     return Memory.from_defaults(
         session_id=session,
-        token_limit=20,
+        token_limit=token_limit,
         chat_history_token_ratio=0.5,
         token_flush_size=1,
         tokenizer_fn=words,
@@ -364,6 +366,45 @@ def test_vector_memory_retrieval_and_reset_attributed(
     assert [sorted(r["read"]) for r in resets] == [sorted([CAR, ACK])]
 
     assert_blamed(client, neo4j_driver, project, questions, cases)
+
+
+def test_a_block_truncated_out_of_the_context_is_the_retrieval_blamed(
+    service: ServiceHandle,
+    client: httpx.Client,
+    project: str,
+    neo4j_driver: Driver,
+    llm: ScriptedLLM,
+    no_network: list[str],
+    tmp_path: Path,
+) -> None:
+    """A fact block that may be truncated (priority 1) in a memory whose token limit its facts and
+    the chat history pass: ``Memory`` drops the block from what ``get`` returns, so the facts the
+    block held never reach the answer, and its retrieval is blamed, its context empty."""
+    llm.script["answer"] = model_script  # type: ignore[attr-defined]
+    chat = ScriptedChat(base_url=llm.base_url)
+    tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
+    facts = FactExtractionMemoryBlock(name="facts", llm=chat, priority=1)
+    memory = trace_memory(short_memory("lee", [facts], token_limit=12), tracer)
+
+    said = tell(memory, [NURSE, DOG, BYE])
+    assert memory.memory_blocks[0].facts == FACTS[NURSE] + FACTS[DOG]
+    answer = ask(memory, chat, JOB_Q)
+    assert answer.content == "I do not know."
+    cases = {JOB_Q: memory.judge(JOB_Q, "nurse", answer, evidence=[said[NURSE]])}
+    assert tracer.flush(60)
+    assert no_network == []
+
+    rows = neo4j_driver.execute_query(
+        "MATCH (o:Operation {project: $p, name: $name})-[:PRODUCES]->(c:Unit) "
+        "RETURN o.attributes AS attributes, c.content AS context",
+        p=project,
+        name=GET + "facts",
+    ).records
+    assert [(json.loads(r["attributes"])["truncated"], r["context"]) for r in rows] == [
+        ("dropped", "")
+    ]
+    question = Question(JOB_Q, "nurse", NURSE, "RetrievalError", GET + "facts", JOB_Q)
+    assert_blamed(client, neo4j_driver, project, [question], cases)
 
 
 def example_script(request: dict[str, Any]) -> Reply:
