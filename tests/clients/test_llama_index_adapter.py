@@ -30,6 +30,7 @@ import pytest
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.bridge.pydantic import PrivateAttr
+from llama_index.core.chat_engine import SimpleChatEngine
 from llama_index.core.llms import (
     CompletionResponse,
     CompletionResponseGen,
@@ -160,8 +161,9 @@ def model_script(request: dict[str, Any]) -> Reply:
     prompt = user_text(request)
     if "precise fact extraction system" in prompt:
         turns = [facts for said, facts in FACTS.items() if said in prompt]
-        assert len(turns) == 1, prompt
-        return Reply("<facts>" + "".join(f"<fact>{f}</fact>" for f in turns[0]) + "</facts>")
+        assert len(turns) <= 1, prompt
+        kept = turns[0] if turns else []  # a turn that says nothing worth keeping
+        return Reply("<facts>" + "".join(f"<fact>{f}</fact>" for f in kept) + "</facts>")
     if "fact condensing system" in prompt:
         return Reply("<facts>" + "".join(f"<fact>{f}</fact>" for f in CONDENSED) + "</facts>")
     return Reply(answer_from_memory(prompt))
@@ -170,7 +172,9 @@ def model_script(request: dict[str, Any]) -> Reply:
 def answer_from_memory(prompt: str) -> str:
     """The first line of the memory the prompt gave that is about the question, or a misreading
     (the question is the prompt's last user line)."""
-    question = next(q for q in KEYWORD if q in prompt.rsplit("user:", 1)[-1])
+    question = next((q for q in KEYWORD if q in prompt.rsplit("user:", 1)[-1]), None)
+    if question is None:  # a turn of the conversation, not a question
+        return ACK
     if question in MISREAD:
         return MISREAD[question]
     if "<memory>" not in prompt:  # every block was truncated away
@@ -404,6 +408,49 @@ def test_a_block_truncated_out_of_the_context_is_the_retrieval_blamed(
         ("dropped", "")
     ]
     question = Question(JOB_Q, "nurse", NURSE, "RetrievalError", GET + "facts", JOB_Q)
+    assert_blamed(client, neo4j_driver, project, [question], cases)
+
+
+def test_a_chat_engine_on_the_traced_memory(
+    service: ServiceHandle,
+    client: httpx.Client,
+    project: str,
+    neo4j_driver: Driver,
+    llm: ScriptedLLM,
+    no_network: list[str],
+    tmp_path: Path,
+) -> None:
+    """LlamaIndex's own ``SimpleChatEngine`` takes the traced memory as its ``BaseMemory``: it
+    puts each turn and its reply and gets the context for each (no ``input``: the question is
+    the last user message), and only the answer is recorded by hand."""
+    llm.script["answer"] = model_script  # type: ignore[attr-defined]
+    chat = ScriptedChat(base_url=llm.base_url)
+    tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
+    facts = FactExtractionMemoryBlock(name="facts", llm=chat)
+    memory = trace_memory(short_memory("ana", [facts]), tracer)
+    engine = SimpleChatEngine.from_defaults(llm=chat, memory=memory)
+
+    for said in (NURSE, SISTER_AND_FOOD, BYE):
+        assert str(engine.chat(said)) == ACK
+    turns = {u.content: u for u in memory.message_units()}
+    reply = engine.chat(SISTER_Q)
+    answer = memory.answer(str(reply))
+    assert answer.content == "I do not know."
+    cases = {SISTER_Q: memory.judge(SISTER_Q, "Denver", answer, evidence=[turns[SISTER_AND_FOOD]])}
+    assert tracer.flush(60)
+    assert no_network == []
+
+    # Three flushes (each new turn flushes the one before); the answer read the last get only.
+    flushes = _ops(neo4j_driver, project, "llama_index.flush")
+    assert [sorted(r["read"]) for r in flushes] == [
+        sorted([t, ACK]) for t in (NURSE, SISTER_AND_FOOD, BYE)
+    ]
+    answers = _ops(neo4j_driver, project, "answer")
+    # the question (the last user message), the fact list's context and the chat history's
+    assert [(r["read"], r["ins"]) for r in answers] == [([SISTER_Q], 3)]
+    question = Question(
+        SISTER_Q, "Denver", SISTER_AND_FOOD, "ExtractionError", EXTRACT, SISTER_AND_FOOD
+    )
     assert_blamed(client, neo4j_driver, project, [question], cases)
 
 

@@ -344,7 +344,12 @@ class MemoryRecorder(AnswersRetrievals):
         order ``Memory`` asked them), then the other blocks, then the chat history. Why: where
         the store held the information and the context lacked it, attribution blames the first
         retrieval of the answer's lineage that lacked it, and only a block that reads the store
-        could have put it there (a static block or the short-term queue could not)."""
+        could have put it there (a static block or the short-term queue could not).
+
+        A ``get`` returns the whole context every time, so the next answer reads this one's
+        retrievals only: those of earlier gets nobody answered (a chat engine's turns) are
+        dropped."""
+        self._pending.take()
         said = capture.input
         if said is None:
             said = next(
