@@ -35,7 +35,9 @@ What is recorded (``system`` ``llama_index``, ``session_id`` the memory's):
 - ``reset`` as ``llama_index.reset`` (deletion) consuming the messages still in the short-term
   queue; ``set`` likewise (``llama_index.set``) for the ones it replaces.
 
-``answer(...)`` records the answering step over the last ``get``'s retrievals (response) and
+The retrievals of one ``get`` are recorded store readers first, then the other blocks, then the
+chat history (``MemoryRecorder.got`` says why). ``answer(...)`` records the answering step over
+the last ``get``'s retrievals (response), earlier unanswered gets dropped, and
 ``judge(...)`` the case. No block of ``llama-index-core`` deletes what it holds: a
 ``DeletionError`` can only be a ``reset``/``set`` of the short-term queue (or a flush to nowhere).
 
