@@ -36,7 +36,7 @@ from memtrace_client.adapters.answering import (
     digest,
     package_version,
 )
-from memtrace_client.models import UnitIn
+from memtrace_client.models import OperationKind, UnitIn
 from memtrace_client.prompts import PromptLike
 from memtrace_client.tracer import Tracer
 
@@ -70,7 +70,7 @@ class Calls:
 
 
 calls_var: contextvars.ContextVar[Calls | None] = contextvars.ContextVar(
-    "memtrace_llama_indexcalls_var", default=None
+    "memtrace_llama_index_calls", default=None
 )
 
 
@@ -191,7 +191,7 @@ class MemoryRecorder(AnswersRetrievals):
             self._last = max(datetime.now(UTC), self._last + timedelta(microseconds=1))
             return self._last
 
-    def _op(self, name: str, kind: Any, **kw: Any) -> str:
+    def _op(self, name: str, kind: OperationKind, **kw: Any) -> str:
         return self.tracer.record_operation(
             name,
             kind=kind,
