@@ -51,6 +51,7 @@ from memtrace_client.adapters.llama_index import (
     CONDENSE,
     EXTRACT,
     GET,
+    INSERT,
     RESET,
     TracedMemory,
     trace_memory,
@@ -452,6 +453,47 @@ def test_a_chat_engine_on_the_traced_memory(
         SISTER_Q, "Denver", SISTER_AND_FOOD, "ExtractionError", EXTRACT, SISTER_AND_FOOD
     )
     assert_blamed(client, neo4j_driver, project, [question], cases)
+
+
+def test_one_flush_feeds_every_block_each_with_its_own_calls(
+    service: ServiceHandle,
+    project: str,
+    neo4j_driver: Driver,
+    llm: ScriptedLLM,
+    no_network: list[str],
+    tmp_path: Path,
+) -> None:
+    """A fact block and a vector block on one memory: ``Memory`` hands both the same flushed
+    turn at once (``asyncio.gather``); the flush is recorded once, both blocks' work consumes
+    its batch, and each block's operation holds only its own calls (the fact block's LLM reply,
+    the vector block's embedded text), not the other's."""
+    llm.script["answer"] = model_script  # type: ignore[attr-defined]
+    chat = ScriptedChat(base_url=llm.base_url)
+    tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
+    facts = FactExtractionMemoryBlock(name="facts", llm=chat)
+    vector = VectorMemoryBlock(
+        name="messages",
+        vector_store=TextVectorStore(),
+        embed_model=ServerEmbedding(base_url=llm.base_url),
+    )
+    memory = trace_memory(short_memory("jo", [facts, vector]), tracer)
+    tell(memory, [NURSE, DOG])
+    assert tracer.flush(60)
+    assert no_network == []
+
+    rows = neo4j_driver.execute_query(
+        "MATCH (f:Operation {project: $p, name: 'llama_index.flush'})-[:PRODUCES]->(b:Unit) "
+        "<-[:CONSUMES]-(o:Operation) "
+        "RETURN o.name AS name, [(o)-[:PRODUCES]->(u) | u.content] AS made ORDER BY name",
+        p=project,
+    ).records
+    assert [(r["name"], r["made"]) for r in rows] == [
+        (EXTRACT, FACTS[NURSE]),
+        (
+            INSERT,
+            [f"<message role='user'>{NURSE}</message>\n<message role='assistant'>{ACK}</message>"],
+        ),
+    ]
 
 
 def example_script(request: dict[str, Any]) -> Reply:
