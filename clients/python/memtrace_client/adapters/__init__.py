@@ -3,5 +3,6 @@
 - ``mem0``: wrap a ``mem0.Memory`` (the ``mem0ai`` package, 1.x classic or 2.x ADD-only);
 - ``langgraph``: wrap any LangGraph ``BaseStore`` (the ``langgraph`` package);
 - ``graphiti``: wrap a ``Graphiti`` knowledge graph (the ``graphiti-core`` package);
+- ``llama_index``: a LlamaIndex ``Memory`` and its blocks (the ``llama-index-core`` package);
 - ``rag``: a plain RAG memory built on the tracer, the reference example to copy.
 """
