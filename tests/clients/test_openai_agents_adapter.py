@@ -1,0 +1,243 @@
+"""The OpenAI Agents SDK adapter on the real ``openai-agents`` package, end to end.
+
+A real ``Agent`` run by the real ``Runner`` with a traced ``SQLiteSession`` (in memory) as its
+memory; its model is the scripted OpenAI-compatible server, over the Responses API (the SDK's
+default, ``OpenAIResponsesModel``) and over chat completions (``OpenAIChatCompletionsModel``).
+The scripted model says "Noted" to a statement and answers a question from the history it was
+sent, honestly, except for one question it misreads. Each memory goes wrong in another way (an
+item the session drops, an undo, a cleared session, a history ``limit``, the misreading); the
+trace goes through the SDK into the running service and Neo4j, and ``POST /attribute`` must
+blame each wrong answer on the operation that lost the fact.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import runpy
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from agents import (
+    Agent,
+    OpenAIChatCompletionsModel,
+    OpenAIResponsesModel,
+    RunConfig,
+    Runner,
+    SessionSettings,
+    SQLiteSession,
+    function_tool,
+    set_trace_processors,
+)
+from agents.models.interface import Model
+from memtrace_client import MemTraceClient, Tracer
+from memtrace_client.adapters.openai_agents import (
+    MemTraceProcessor,
+    TracedSession,
+    message_unit_id,
+    trace_session,
+)
+from neo4j import Driver
+from openai import AsyncOpenAI
+
+from tests.support.graph import read_by
+from tests.support.llm_server import Reply, ScriptedLLM, ToolCall
+from tests.support.servers import REPO, ServiceHandle
+
+
+class CappedSession(SQLiteSession):
+    """A session that keeps only items of at most ``max_chars`` characters of text (a size cap,
+    as a store with a row limit has): a long turn is dropped before it is stored."""
+
+    def __init__(self, session_id: str, max_chars: int = 40) -> None:
+        super().__init__(session_id)
+        self.max_chars = max_chars
+
+    async def add_items(self, items: list[Any]) -> None:
+        kept = [i for i in items if len(json.dumps(i.get("content", ""))) <= self.max_chars]
+        await super().add_items(kept)
+
+
+@dataclass(frozen=True)
+class Story:
+    """One memory going wrong: the turns told, what the app does then, the question."""
+
+    session: str
+    turns: list[str]
+    question: str
+    expected: str
+    error_type: str
+    operation: str
+    evidence: str  # the turn that held the answer
+    after: Callable[[TracedSession], Any] | None = None  # what the app does before the question
+    limit: int | None = None  # the history limit of the question's run
+
+
+async def undo_last_turn(session: TracedSession) -> None:
+    await session.pop_item()  # the agent's reply
+    await session.pop_item()  # the user's turn
+
+
+async def clear(session: TracedSession) -> None:
+    await session.clear_session()
+
+
+SISTER = "My sister Emma moved to Denver last spring, and she loves the mountains there."
+STORIES = [
+    Story(
+        "s-capped", [SISTER], "Where does my sister live?", "Denver",
+        "ExtractionError", "agents.session.add_items", SISTER,
+    ),
+    Story(
+        "s-undo", ["My dog is called Biscuit."], "What is my dog called?", "Biscuit",
+        "DeletionError", "agents.session.pop_item", "My dog is called Biscuit.", undo_last_turn,
+    ),
+    Story(
+        "s-clear", ["I work as a nurse."], "What is my job?", "nurse",
+        "DeletionError", "agents.session.clear", "I work as a nurse.", clear,
+    ),
+    Story(
+        "s-limit", ["On Saturdays I volunteer at the shelter.", "I like hiking."],
+        "What do I do on Saturdays?", "shelter",
+        "RetrievalError", "agents.session.get_items", "On Saturdays I volunteer at the shelter.",
+        limit=2,
+    ),
+    Story(
+        "s-food", ["My favourite food is ramen."], "What is my favourite food?", "ramen",
+        "ResponseError", "agents.model", "My favourite food is ramen.",
+    ),
+]  # fmt: skip
+ANSWERS = {s.question: s.expected for s in STORIES}
+MISREAD = {"What is my favourite food?": "Your favourite food is pizza."}
+
+
+def scripted_agent(request: dict[str, Any]) -> str | Reply:
+    """The model: notes a statement; answers a question from the history it was sent (the
+    sentence holding the expected word), or says it does not know; misreads one question;
+    calls the weather tool, then reports its result."""
+    messages = request["messages"]
+    if messages[-1]["role"] == "tool":
+        return f"The weather: {messages[-1]['content']}"
+    said = [m for m in messages if m["role"] == "user"]
+    last = str(said[-1]["content"]) if said else ""
+    if last.startswith("What is the weather"):
+        return Reply(tool_calls=(ToolCall("weather", {"city": "Lisbon"}),))
+    if not last.endswith("?"):
+        return f"Noted ({len(said)})."  # a reply of its own per turn, never the fact
+    if last in MISREAD:
+        return MISREAD[last]
+    history = [str(m["content"]) for m in messages[:-1] if m["role"] == "user"]
+    known = [h for h in history if ANSWERS.get(last, "\0") in h]
+    return f"You told me: {known[0]}" if known else "I do not know."
+
+
+@function_tool
+def weather(city: str) -> str:
+    """The weather in a city."""
+    return f"sunny in {city}"
+
+
+def model_of(api: str, llm: ScriptedLLM) -> Model:
+    client = AsyncOpenAI(base_url=llm.base_url, api_key="k", max_retries=0)
+    if api == "responses":
+        return OpenAIResponsesModel(model="scripted", openai_client=client)
+    return OpenAIChatCompletionsModel(model="scripted", openai_client=client)
+
+
+@pytest.fixture
+def traced(
+    llm: ScriptedLLM, service: ServiceHandle, project: str, tmp_path: Path
+) -> Iterator[tuple[Tracer, MemTraceProcessor]]:
+    """A tracer on the test's project and the processor, as the SDK's only one (so nothing is
+    exported to OpenAI), removed afterwards."""
+    llm.script["answer"] = scripted_agent  # type: ignore[attr-defined]
+    tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
+    processor = MemTraceProcessor(tracer)
+    set_trace_processors([processor])
+    try:
+        yield tracer, processor
+    finally:
+        set_trace_processors([])
+        tracer.close()
+
+
+@pytest.mark.parametrize("api", ["responses", "chat_completions"])
+def test_agent_with_a_session_traced_and_each_error_type_attributed(
+    api: str,
+    llm: ScriptedLLM,
+    traced: tuple[Tracer, MemTraceProcessor],
+    client: httpx.Client,
+    project: str,
+    neo4j_driver: Driver,
+) -> None:
+    tracer, processor = traced
+    agent = Agent(name="Assistant", instructions="Answer from what the user told you.")
+    agent.model = model_of(api, llm)
+    cases: dict[str, str] = {}
+
+    async def tell_and_ask(story: Story) -> None:
+        inner = CappedSession(story.session) if story.session == "s-capped" else None
+        session = trace_session(inner or SQLiteSession(story.session), tracer)
+        for turn in story.turns:
+            await Runner.run(agent, turn, session=session)
+        if story.after is not None:
+            await story.after(session)
+        config = RunConfig(session_settings=SessionSettings(limit=story.limit))
+        result = await Runner.run(agent, story.question, session=session, run_config=config)
+        said = str(result.final_output)
+        assert (story.expected in said) == (story.error_type == "none"), (story.question, said)
+        cases[story.question] = tracer.case(
+            story.question,
+            story.expected,
+            processor.answer_of(result),
+            "failed",
+            evidence_units=[message_unit_id("user", story.evidence)],
+        )
+
+    async def run_all() -> None:
+        for story in STORIES:
+            await tell_and_ask(story)
+
+    asyncio.run(run_all())
+    assert tracer.flush(60)
+
+    for story in STORIES:
+        result = client.post(
+            f"/attribute/{cases[story.question]}", params={"project": project}
+        ).json()
+        assert result["status"] == "attributed", (story.question, json.dumps(result))
+        blamed = (result["error_type"], result["operation"]["name"])
+        assert blamed == (story.error_type, story.operation), (story.question, json.dumps(result))
+        blamed_op = result["operation"]["id"]
+        # Not just any operation of that name: the one of this story's session.
+        session_of = neo4j_driver.execute_query(
+            "MATCH (o:Operation {project: $p, id: $id}) RETURN o.session_id AS s",
+            p=project,
+            id=blamed_op,
+        ).records[0]["s"]
+        assert session_of == story.session, story.question
+        if story.error_type in ("ExtractionError", "DeletionError"):
+            assert story.evidence in read_by(neo4j_driver, project, blamed_op), story.question
+        else:  # the question's own read or model call: its output is what the answer read
+            assert _feeds_answer(neo4j_driver, project, blamed_op, cases[story.question]), (
+                story.question,
+                json.dumps(result),
+            )
+
+
+def _feeds_answer(driver: Driver, project: str, op_id: str, case_id: str) -> bool:
+    """Whether ``op_id`` is the model call that produced the case's answer, or produced a unit
+    that model call consumed."""
+    rows = driver.execute_query(
+        "MATCH (c:Case {project: $p, id: $case})-[:ANSWERED_BY]->(a:Unit)"
+        "<-[:PRODUCES]-(answering:Operation) "
+        "OPTIONAL MATCH (answering)-[:CONSUMES]->(:Unit)<-[:PRODUCES]-(feeder:Operation) "
+        "RETURN answering.id AS answering, collect(feeder.id) AS feeders",
+        p=project,
+        case=case_id,
+    ).records
+    return bool(rows) and (op_id == rows[0]["answering"] or op_id in rows[0]["feeders"])
