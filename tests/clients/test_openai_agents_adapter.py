@@ -241,3 +241,121 @@ def _feeds_answer(driver: Driver, project: str, op_id: str, case_id: str) -> boo
         case=case_id,
     ).records
     return bool(rows) and (op_id == rows[0]["answering"] or op_id in rows[0]["feeders"])
+
+
+def _edges(driver: Driver, project: str) -> list[tuple[str, str, str, str]]:
+    """Every edge of the project as (operation name, edge type, unit kind, unit content), in
+    the order the operations were recorded (an operation's in a fixed order)."""
+    rows = driver.execute_query(
+        "MATCH (o:Operation {project: $p})-[e:CONSUMES|PRODUCES]->(u:Unit) "
+        "RETURN o.name AS op, type(e) AS edge, u.kind AS kind, u.content AS content "
+        "ORDER BY o.ts, o.id, type(e), u.kind, u.content",
+        p=project,
+    ).records
+    return [(r["op"], r["edge"], r["kind"], r["content"]) for r in rows]
+
+
+@pytest.mark.parametrize("api", ["responses", "chat_completions"])
+def test_a_tool_call_its_result_and_the_stored_turn_are_linked(
+    api: str,
+    llm: ScriptedLLM,
+    traced: tuple[Tracer, MemTraceProcessor],
+    project: str,
+    neo4j_driver: Driver,
+) -> None:
+    """One turn that calls a tool: the first model call produces the call, the tool consumes it
+    and produces its result, the second model call consumes the result and the session's read,
+    and the session stores the turn's items, each as a message naming the unit that said it."""
+    tracer, processor = traced
+    agent = Agent(name="Weather desk", instructions="Use the tool.", tools=[weather])
+    agent.model = model_of(api, llm)
+    session = trace_session(SQLiteSession("s-tools"), tracer)
+
+    async def run() -> Any:
+        await Runner.run(agent, "I live in Lisbon.", session=session)
+        return await Runner.run(agent, "What is the weather at home?", session=session)
+
+    result = asyncio.run(run())
+    assert result.final_output == "The weather: sunny in Lisbon"
+    answer = processor.answer_of(result)
+    assert tracer.flush(60)
+
+    edges = _edges(neo4j_driver, project)
+    second = edges.index(("agents.session.get_items", "CONSUMES", "memory", "I live in Lisbon."))
+    turn = [e for e in edges[second:] if e[0] != "agents.session.get_items" or e[1] == "PRODUCES"]
+    call = 'weather({"city": "Lisbon"})'
+    history = "user: I live in Lisbon.\nassistant: Noted (1)."
+    assert turn == [
+        ("agents.session.get_items", "PRODUCES", "context", history),
+        ("agents.session.add_items", "CONSUMES", "message", "What is the weather at home?"),
+        ("agents.session.add_items", "PRODUCES", "memory", "What is the weather at home?"),
+        # the first model call: instructions, the history read back, the new turn -> the call
+        ("agents.model", "CONSUMES", "context", history),
+        ("agents.model", "CONSUMES", "message", "What is the weather at home?"),
+        ("agents.model", "CONSUMES", "prompt", "Use the tool."),
+        ("agents.model", "PRODUCES", "other", call),
+        ("agents.tool.weather", "CONSUMES", "other", call),
+        ("agents.tool.weather", "PRODUCES", "other", "sunny in Lisbon"),
+        # the SDK stores each turn of the run as it ends: the call and its result
+        ("agents.session.add_items", "CONSUMES", "message", "sunny in Lisbon"),
+        ("agents.session.add_items", "CONSUMES", "message", call),
+        ("agents.session.add_items", "PRODUCES", "memory", "sunny in Lisbon"),
+        ("agents.session.add_items", "PRODUCES", "memory", call),
+        # the second call: the same, and the call and its result (as the tool made them, not
+        # as stored: the run did not read them back) -> the answer
+        ("agents.model", "CONSUMES", "context", history),
+        ("agents.model", "CONSUMES", "message", "What is the weather at home?"),
+        ("agents.model", "CONSUMES", "other", "sunny in Lisbon"),
+        ("agents.model", "CONSUMES", "other", call),
+        ("agents.model", "CONSUMES", "prompt", "Use the tool."),
+        ("agents.model", "PRODUCES", "answer", "The weather: sunny in Lisbon"),
+        ("agents.session.add_items", "CONSUMES", "message", "The weather: sunny in Lisbon"),
+        ("agents.session.add_items", "PRODUCES", "memory", "The weather: sunny in Lisbon"),
+    ]
+    # The answer of the run is the last call's; the call is the agent's, in the session read.
+    [answering] = _operations(
+        neo4j_driver, project, "MATCH (o)-[:PRODUCES]->(:Unit {id: $x})", answer
+    )
+    assert answering["session_id"] == "s-tools"
+    attributes = answering["attributes"]
+    assert (attributes["agent"], attributes["api"]) == ("Weather desk", api)
+    assert attributes["prompt"].startswith("prompt:agents.Weather_desk@")
+    # The stored answer names the unit the call produced.
+    stored = _operations(neo4j_driver, project, "WHERE o.name = 'agents.session.add_items'", answer)
+    assert answer in stored[-1]["attributes"]["said_by"]
+
+
+def _operations(driver: Driver, project: str, where: str, x: str) -> list[dict[str, Any]]:
+    rows = driver.execute_query(
+        f"MATCH (o:Operation {{project: $p}}) {where} "
+        "RETURN o.session_id AS session_id, o.attributes AS attributes ORDER BY o.ts",
+        p=project,
+        x=x,
+    ).records
+    return [
+        {
+            "session_id": r["session_id"],
+            "attributes": json.loads(r["attributes"])
+            if isinstance(r["attributes"], str)
+            else r["attributes"],
+        }
+        for r in rows
+    ]
+
+
+def test_example_runs_and_its_case_is_attributed(
+    llm: ScriptedLLM,
+    service: ServiceHandle,
+    client: httpx.Client,
+    project: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    llm.script["answer"] = scripted_agent  # type: ignore[attr-defined]
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    monkeypatch.delenv("MEMTRACE_AGENTS_API", raising=False)
+    example = runpy.run_path(str(REPO / "examples" / "openai_agents_session.py"))
+    case_id = example["main"](service.url, project, base_url=llm.base_url)
+    result = client.post(f"/attribute/{case_id}", params={"project": project}).json()
+    assert result["status"] == "attributed", json.dumps(result)
+    blamed = (result["error_type"], result["operation"]["name"])
+    assert blamed == ("RetrievalError", "agents.session.get_items")
