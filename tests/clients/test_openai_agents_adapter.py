@@ -359,3 +359,83 @@ def test_example_runs_and_its_case_is_attributed(
     assert result["status"] == "attributed", json.dumps(result)
     blamed = (result["error_type"], result["operation"]["name"])
     assert blamed == ("RetrievalError", "agents.session.get_items")
+
+
+async def _exercise(session: Any) -> list[Any]:
+    """Every method of the ``Session`` protocol, in one fixed sequence."""
+    out: list[Any] = []
+    await session.add_items([{"role": "user", "content": "I live in Lisbon."}])
+    await session.add_items(
+        [
+            {"role": "assistant", "content": "Noted."},
+            {"role": "user", "content": "My dog is called Biscuit."},
+        ]
+    )
+    out.append(await session.get_items())
+    out.append(await session.get_items(limit=1))
+    out.append(await session.pop_item())
+    out.append(await session.get_items())
+    await session.clear_session()
+    out.append(await session.get_items())
+    out.append(await session.pop_item())
+    out.append(session.session_id)
+    return out
+
+
+def test_traced_session_behaves_as_the_bare_session_and_records_each_call(
+    traced: tuple[Tracer, MemTraceProcessor], project: str, neo4j_driver: Driver
+) -> None:
+    tracer, _ = traced
+    bare = asyncio.run(_exercise(SQLiteSession("s-same")))
+    session = trace_session(SQLiteSession("s-same"), tracer)
+    assert isinstance(session, TracedSession)
+    assert asyncio.run(_exercise(session)) == bare
+    assert bare[0][-1] == {"role": "user", "content": "My dog is called Biscuit."}  # it did work
+    assert tracer.flush(30)
+    assert _count(neo4j_driver, project) == {
+        "agents.session.add_items": 2,
+        "agents.session.get_items": 4,
+        "agents.session.pop_item": 1,  # the second pop found nothing to remove
+        "agents.session.clear": 1,
+    }
+    deleted = neo4j_driver.execute_query(
+        "MATCH (o:Operation {project: $p, kind: 'deletion'})-[:CONSUMES]->(m:Unit) "
+        "RETURN o.name AS op, m.content AS content, "
+        "COUNT { (o)-[:PRODUCES]->(:Unit {kind: 'tombstone'}) } AS tombstones "
+        "ORDER BY o.ts, content",
+        p=project,
+    ).records
+    assert [r["tombstones"] for r in deleted] == [1, 2, 2]  # one per item removed
+    assert [(r["op"], r["content"]) for r in deleted] == [
+        ("agents.session.pop_item", "My dog is called Biscuit."),
+        ("agents.session.clear", "I live in Lisbon."),
+        ("agents.session.clear", "Noted."),
+    ]
+
+
+def _count(driver: Driver, project: str) -> dict[str, int]:
+    rows = driver.execute_query(
+        "MATCH (o:Operation {project: $p}) RETURN o.name AS name, count(*) AS n", p=project
+    ).records
+    return {r["name"]: r["n"] for r in rows}
+
+
+def test_without_span_data_a_model_call_is_recorded_without_units(
+    llm: ScriptedLLM, traced: tuple[Tracer, MemTraceProcessor], project: str, neo4j_driver: Driver
+) -> None:
+    """With the SDK told to keep data out of spans, a call is still an operation (and says
+    why it has no inputs and outputs); the session is recorded as before."""
+    tracer, processor = traced
+    agent = Agent(name="Assistant", instructions="Be brief.", model=model_of("responses", llm))
+    session = trace_session(SQLiteSession("s-private"), tracer)
+    private = RunConfig(trace_include_sensitive_data=False)
+    result = asyncio.run(
+        Runner.run(agent, "I live in Lisbon.", session=session, run_config=private)
+    )
+    assert result.final_output == "Noted (1)."
+    with pytest.raises(ValueError, match="no recorded answer"):
+        processor.answer_of(result)
+    assert tracer.flush(30)
+    [call] = _operations(neo4j_driver, project, "WHERE o.name = 'agents.model'", "")
+    assert call["attributes"]["data_included"] is False
+    assert _count(neo4j_driver, project)["agents.session.add_items"] == 2

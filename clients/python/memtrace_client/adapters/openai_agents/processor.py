@@ -184,10 +184,10 @@ class MemTraceProcessor(TracingProcessor):
         sent = [("user", raw)] if isinstance(raw, str) else [item_key(i) for i in raw or []]
         said = [item_key(o) for o in response.output]
         said = [k for k in said if k[0] in ("assistant", "tool_call")]
+        instructions = response.instructions
         self._model_call(
-            span, "responses", response.model, response.instructions, sent, said, data.usage,
-            response.id,
-        )  # fmt: skip
+            span, "responses", response.model, instructions, sent, said, data.usage, response.id
+        )
 
     def _generation(self, span: Span[GenerationSpanData], data: GenerationSpanData) -> None:
         if data.input is None and data.output is None:

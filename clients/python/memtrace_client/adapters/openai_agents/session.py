@@ -49,7 +49,7 @@ from memtrace_client.adapters.openai_agents.items import (
     render,
 )
 from memtrace_client.adapters.openai_agents.lineage import AgentsLineage, SessionRead, lineage_of
-from memtrace_client.models import UnitIn
+from memtrace_client.models import UnitIn, UnitKind
 from memtrace_client.tracer import Tracer
 
 
@@ -57,7 +57,7 @@ def message_unit(tracer: Tracer, key: Key) -> UnitIn:
     """The unit of an item no traced step produced (the user's input), as both halves record
     it: the same id, text and attributes every time."""
     role, text = key
-    kind = "prompt" if role in PROMPT_ROLES else "message"
+    kind: UnitKind = "prompt" if role in PROMPT_ROLES else "message"
     return tracer.unit(kind, text, id=message_unit_id(role, text), stamp=False, role=role)
 
 
@@ -78,7 +78,7 @@ class TracedSession:
         return getattr(self.session, name)
 
     @property
-    def session_id(self) -> str:  # type: ignore[override]
+    def session_id(self) -> str:
         return self.session.session_id
 
     @property
