@@ -45,7 +45,7 @@ from neo4j import Driver
 from openai import AsyncOpenAI
 
 from tests.support.graph import read_by
-from tests.support.llm_server import Reply, ScriptedLLM, ToolCall
+from tests.support.llm_server import Reply, ScriptedLLM, ToolCall, tool_names
 from tests.support.servers import REPO, ServiceHandle
 
 
@@ -439,3 +439,43 @@ def test_without_span_data_a_model_call_is_recorded_without_units(
     [call] = _operations(neo4j_driver, project, "WHERE o.name = 'agents.model'", "")
     assert call["attributes"]["data_included"] is False
     assert _count(neo4j_driver, project)["agents.session.add_items"] == 2
+
+
+def test_a_handoff_is_recorded_between_the_two_agents_calls(
+    llm: ScriptedLLM, traced: tuple[Tracer, MemTraceProcessor], project: str, neo4j_driver: Driver
+) -> None:
+    def triage(request: dict[str, Any]) -> str | Reply:
+        if "transfer_to_billing" in tool_names(request):
+            return Reply(tool_calls=(ToolCall("transfer_to_billing", {}),))
+        return "Billing here: your invoice is paid."
+
+    llm.script["answer"] = triage  # type: ignore[attr-defined]
+    tracer, processor = traced
+    model = model_of("responses", llm)
+    billing = Agent(name="billing", instructions="Answer invoices.", model=model)
+    front = Agent(name="front desk", instructions="Hand off.", handoffs=[billing], model=model)
+    session = trace_session(SQLiteSession("s-handoff"), tracer)
+    result = asyncio.run(Runner.run(front, "Is my invoice paid?", session=session))
+    assert result.final_output == "Billing here: your invoice is paid."
+    answer = processor.answer_of(result)
+    assert tracer.flush(30)
+
+    rows = neo4j_driver.execute_query(
+        "MATCH (o:Operation {project: $p}) WHERE o.name IN ['agents.model', 'agents.handoff'] "
+        "OPTIONAL MATCH (o)-[:CONSUMES]->(i:Unit {kind: 'other'}) "
+        "OPTIONAL MATCH (o)-[:PRODUCES]->(u:Unit) "
+        "WITH o, collect(DISTINCT i.content) AS read, collect(DISTINCT u.id) AS made "
+        "RETURN o.name AS name, o.attributes AS attributes, read, made ORDER BY o.ts",
+        p=project,
+    ).records
+    steps = [(r["name"], json.loads(r["attributes"]).get("agent")) for r in rows]
+    assert steps == [
+        ("agents.model", "front desk"),
+        ("agents.handoff", "front desk"),
+        ("agents.model", "billing"),
+    ]
+    decided = "transfer_to_billing({})"
+    assert rows[1]["read"] == [decided]  # the handoff read the call that decided it
+    attributes = json.loads(rows[1]["attributes"])
+    assert (attributes["from_agent"], attributes["to_agent"]) == ("front desk", "billing")
+    assert decided in rows[2]["read"] and rows[2]["made"] == [answer]

@@ -120,7 +120,8 @@ class MemTraceProcessor(TracingProcessor):
             logger.exception("memtrace: could not record an Agents SDK span")
 
     def shutdown(self) -> None:
-        self.tracer.flush()
+        # At interpreter exit (the SDK calls it then): briefly, the spool keeps what is left.
+        self.tracer.flush(5.0)
 
     def force_flush(self) -> None:
         self.tracer.flush()
