@@ -5,7 +5,10 @@ real ``openai`` client, its timeouts and its error mapping run unchanged. What t
 comes from an ``answer(request_json) -> str | Reply`` callable (a :class:`Reply` also sets the
 ``finish_reason``, e.g. ``"length"`` as a server's output cap does, or calls the request's tools,
 as a model answering a LangChain ``bind_tools`` request does); one-shot failures pushed with
-``push_failure`` are served first, in order, one per request. Every request is recorded, failed
+``push_failure`` are served first, in order, one per request. It also serves the Responses API
+(``POST /v1/responses``, what the OpenAI Agents SDK calls by default), non-streamed: the request
+is shown to ``answer`` as the chat request it amounts to (``as_chat_request``), so one script
+serves both APIs. Every request is recorded, failed
 ones included, so ``len(llm.requests)`` is the number of HTTP attempts a client made. In a
 ``with llm.replies_held_until(n):`` block the first ``n`` replies wait until ``n`` requests are in
 flight together: a test of concurrent calls proves they overlapped.
@@ -78,6 +81,51 @@ def oracle_from_ids(carrier_ids: set[str]) -> Answer:
         return json.dumps({"verdicts": verdicts})
 
     return answer
+
+
+def _part_text(content: Any) -> str:
+    """A Responses API content (a string, or parts with ``text``) as plain text."""
+    if isinstance(content, list):
+        return "".join(str(p.get("text") or "") for p in content if isinstance(p, dict))
+    return "" if content is None else str(content)
+
+
+def as_chat_request(body: dict[str, Any]) -> dict[str, Any]:
+    """A Responses API request as the chat completions request it amounts to: ``instructions``
+    a system message, input messages as messages, ``function_call`` items an assistant's tool
+    calls, ``function_call_output`` items tool messages, function tools in the chat form."""
+    messages: list[dict[str, Any]] = []
+    if body.get("instructions"):
+        messages.append({"role": "system", "content": body["instructions"]})
+    raw = body.get("input")
+    for item in [{"role": "user", "content": raw}] if isinstance(raw, str) else raw or []:
+        kind = item.get("type", "message")
+        if kind == "function_call":
+            call = {"name": item.get("name"), "arguments": item.get("arguments")}
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": item.get("call_id"), "type": "function", "function": call}
+                    ],
+                }
+            )
+        elif kind == "function_call_output":
+            output = _part_text(item.get("output"))
+            messages.append(
+                {"role": "tool", "tool_call_id": item.get("call_id"), "content": output}
+            )
+        elif kind == "message":
+            messages.append(
+                {"role": item.get("role", "user"), "content": _part_text(item.get("content"))}
+            )
+    tools = [
+        {"type": "function", "function": {"name": t.get("name"), "parameters": t.get("parameters")}}
+        for t in body.get("tools") or []
+        if t.get("type") == "function"
+    ]
+    return {"model": body.get("model"), "messages": messages, "tools": tools}
 
 
 def tool_names(request: dict[str, Any]) -> list[str]:
@@ -228,6 +276,68 @@ class ScriptedLLM:
             content = said
         return JSONResponse(self._completion(body, content))
 
+    async def handle_responses(self, request: Request) -> JSONResponse:
+        """``POST /v1/responses``: the script answers the chat form of the request; its text
+        becomes an ``output_text`` message, its tool calls ``function_call`` items. Failures
+        pushed with ``push_failure`` apply here too (as an error status), but not the holds."""
+        body: dict[str, Any] = await request.json()
+        chat = as_chat_request(body)
+        self.requests.append(chat)
+        mode = self._failures.popleft() if self._failures else None
+        if mode in ("429", "500", "404"):
+            error = {"error": {"message": f"scripted {mode}", "code": f"scripted_{mode}"}}
+            return JSONResponse(error, status_code=int(mode))
+        said = self.answer(chat)
+        reply = said if isinstance(said, Reply) else Reply(content=said)
+        self._served += 1
+        n = self._served
+        output: list[dict[str, Any]] = []
+        if reply.content:
+            text = {"type": "output_text", "text": reply.content, "annotations": []}
+            output.append(
+                {
+                    "type": "message",
+                    "id": f"msg_scripted_{n}",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [text],
+                }
+            )
+        for i, call in enumerate(reply.tool_calls):
+            output.append(
+                {
+                    "type": "function_call",
+                    "id": f"fc_scripted_{n}_{i}",
+                    "call_id": f"call_{n}_{i}",
+                    "name": call.name,
+                    "arguments": json.dumps(call.arguments),
+                    "status": "completed",
+                }
+            )
+        prompt = "".join(str(m.get("content") or "") for m in chat["messages"])
+        tokens_in, tokens_out = _tokens(prompt), _tokens(reply.content)
+        return JSONResponse(
+            {
+                "id": f"resp_scripted_{n}",
+                "object": "response",
+                "created_at": int(time.time()),
+                "model": body.get("model", "scripted"),
+                "instructions": body.get("instructions"),
+                "status": "completed",
+                "output": output,
+                "parallel_tool_calls": True,
+                "tool_choice": "auto",
+                "tools": body.get("tools") or [],
+                "usage": {
+                    "input_tokens": tokens_in,
+                    "input_tokens_details": {"cached_tokens": 0},
+                    "output_tokens": tokens_out,
+                    "output_tokens_details": {"reasoning_tokens": 0},
+                    "total_tokens": tokens_in + tokens_out,
+                },
+            }
+        )
+
     def _call_tools(self, completion: dict[str, Any], calls: tuple[ToolCall, ...]) -> None:
         """Turn a completion into tool calls, as OpenAI sends them (arguments as JSON text)."""
         choice = completion["choices"][0]
@@ -273,13 +383,20 @@ class ScriptedLLM:
 def scripted_llm(answer: Answer, *, timeout_sleep_s: float = 3.0) -> Iterator[ScriptedLLM]:
     """Run a scripted server for the ``with`` block; it stops (and drops connections) on exit."""
     llm = ScriptedLLM(answer, timeout_sleep_s=timeout_sleep_s)
-    routes = [
-        Route(path, llm.handle, methods=["POST"])
-        for path in ("/v1/chat/completions", "/chat/completions")
-    ] + [
-        Route(path, llm.handle_embeddings, methods=["POST"])
-        for path in ("/v1/embeddings", "/embeddings")
-    ]
+    routes = (
+        [
+            Route(path, llm.handle, methods=["POST"])
+            for path in ("/v1/chat/completions", "/chat/completions")
+        ]
+        + [
+            Route(path, llm.handle_responses, methods=["POST"])
+            for path in ("/v1/responses", "/responses")
+        ]
+        + [
+            Route(path, llm.handle_embeddings, methods=["POST"])
+            for path in ("/v1/embeddings", "/embeddings")
+        ]
+    )
     config = uvicorn.Config(
         Starlette(routes=routes), log_level="warning", lifespan="off", timeout_graceful_shutdown=1
     )
