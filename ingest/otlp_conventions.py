@@ -64,6 +64,10 @@ _INPUT_EVENTS = {
     "gen_ai.tool.message": "tool",
 }
 _DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+_CONTENT_EVENTS = ("gen_ai.content.prompt", "gen_ai.content.completion")
+MESSAGE_EVENTS = frozenset({*_INPUT_EVENTS, "gen_ai.choice", _DETAILS_EVENT, *_CONTENT_EVENTS})
+"""The events that carry an LLM call's messages, on the span or as log records joined to it
+(``ingest.otlp_logs``)."""
 _TEXT_MIME = "text/plain"
 
 
@@ -206,7 +210,7 @@ def _event_messages(events: list[dict[str, Any]]) -> tuple[list[u.Message], list
     outputs: list[u.Message] = []
     for event in events:
         name, attrs = event.get("name"), event.get("attributes") or {}
-        if name == _DETAILS_EVENT or name in ("gen_ai.content.prompt", "gen_ai.content.completion"):
+        if name == _DETAILS_EVENT or name in _CONTENT_EVENTS:
             inputs += u.input_messages(attrs)
             outputs += u.output_messages(attrs)
         elif name in _INPUT_EVENTS:
