@@ -36,8 +36,11 @@ Units (ids and formats: ``ingest.otlp_units``):
 
 - any span: its input messages and system instructions are consumed as ``message`` / ``prompt``
   units, its output messages produced as ``answer`` units, in whichever convention they are
-  written (``ingest.otlp_conventions``); an embedding call's inputs make no units (they are texts
-  to embed, not turns of a conversation);
+  written (``ingest.otlp_conventions``), on the span or in the GenAI log records joined to it
+  (``ingest.otlp_joined``); an embedding call's inputs make no units (they are texts
+  to embed, not turns of a conversation); an LLM call with no output text produces
+  ``<operation id>/answer/<i>`` per ``gen_ai.response.finish_reasons``, by id only, until log
+  records define them;
 - a ``retrieval`` span (OpenInference ``RETRIEVER``: ``input.value``, ``retrieval.documents``;
   GenAI: ``gen_ai.retrieval.query.text``, ``gen_ai.retrieval.documents``) is read as a
   ``search_memory`` with those documents as its records;

@@ -19,7 +19,8 @@ a reading to units and a kind the same way whatever wrote it.
   gen_ai_latest_experimental``), and, when a span has none of them, the older forms recorded as
   span events: ``gen_ai.system.message``, ``gen_ai.user.message``, ``gen_ai.assistant.message``,
   ``gen_ai.tool.message`` (read), ``gen_ai.choice`` (written), and
-  ``gen_ai.client.inference.operation.details`` (the attribute forms on an event). The
+  ``gen_ai.client.inference.operation.details`` (the attribute forms on an event), also when
+  they came as log records (``POST /otlp/v1/logs``, ``ingest.otlp_logs``). The
   ``retrieval`` operation is a search too (``gen_ai.retrieval.query.text``,
   ``gen_ai.retrieval.documents``), as is ``search_memory`` (its records are read by
   ``ingest.otlp``).

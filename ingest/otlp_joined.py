@@ -102,3 +102,30 @@ def rejoined(
         local.outputs = [*local.outputs, *op.outputs]
         operations.append(_operation(local))
     return Rejoined(operations, list(mapper.units.values()))
+
+
+def units_of_events(
+    project: str, logs: dict[SpanKey, list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """The units the events define, read as an LLM call's (the span they join may not be
+    stored yet): checked before the events are kept, so that an event no span could take (a
+    message over a unit's length) is refused at once instead of refusing its span later."""
+    mapper = _Mapper(project)
+    for (trace_id, span_id), events in sorted(logs.items()):
+        call = SpanView(
+            loc=["logs", f"{trace_id}:{span_id}"],
+            trace_id=trace_id,
+            span_id=span_id,
+            parent_span_id=None,
+            name="",
+            kind="",
+            start_ns=0,
+            end_ns=0,
+            status_code="",
+            status_message="",
+            attributes={"gen_ai.operation.name": "chat"},
+            resource={},
+            scope={},
+        )
+        mapper._local(with_logs(call, events))
+    return list(mapper.units.values())

@@ -100,7 +100,7 @@ async def post_otlp_traces(
             "(partial success counts the records not kept)",
             "content": {"application/x-protobuf": _BODY, "application/json": {"schema": {}}},
         },
-        **responses(400, 409, 413, 415, 503),
+        **responses(400, 409, 413, 415, 422, 503),
     },
     openapi_extra=_OPENAPI,
 )

@@ -10,17 +10,36 @@ converted with; ``join_kept`` joins kept events to operations a trace export has
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeVar
 
 from neo4j import AsyncManagedTransaction, AsyncSession
+from pydantic import BaseModel, ValidationError
 
 from cypher import query
-from ingest.otlp_joined import StoredOperation, rejoined
+from ingest.otlp_joined import StoredOperation, rejoined, units_of_events
 from ingest.otlp_logs import SpanKey, event_json
 from ingest.rows import batch_rows, operation_row
 from service.db import store_errors, write_rerun
+from service.errors import InvalidInput
 from service.traces.models import OperationIn, TraceBatch
 from service.traces.repository import UnitsLost, mark_reach_from, write_in
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _valid(model: type[M], value: dict[str, Any], loc: list[str]) -> M:
+    """``value`` as ``model``; ``InvalidInput`` (the transaction, keeping the events too, rolls
+    back) when the events joined make it invalid, e.g. a message over the length of a unit."""
+    try:
+        return model.model_validate(value)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(part) for part in [*loc, *first["loc"]])
+        raise InvalidInput(
+            f"the log events joined to a span make an invalid MemTrace item: {where}: "
+            f"{first['msg']}",
+            details=[{"loc": [*loc, *err["loc"]], "msg": err["msg"]} for err in e.errors()],
+        ) from e
 
 
 def _node_id(key: SpanKey) -> str:
@@ -58,6 +77,7 @@ async def keep_and_join(
 ) -> tuple[int, int]:
     """Keep ``events`` (a re-sent one is kept once) and join them to the stored operations of
     their spans; (events newly kept, operations changed)."""
+    _valid(TraceBatch, {"project": project, "units": units_of_events(project, events)}, ["logs"])
     rows = [
         {
             "id": _node_id(key),
@@ -116,14 +136,14 @@ async def _join(tx: AsyncManagedTransaction, project: str, keys: list[SpanKey]) 
     joined = rejoined(project, list(stored.values()), logs)
     changed = []
     for definition in joined.operations:
-        row = operation_row(OperationIn.model_validate(definition))
+        row = operation_row(_valid(OperationIn, definition, ["operations", definition["id"]]))
         if row["fp"] != fingerprints[row["id"]]:
             changed.append({**row, "old_fp": fingerprints[row["id"]]})
     if not changed:
         return 0
     if joined.units:
-        units = TraceBatch.model_validate({"project": project, "units": joined.units})
-        await write_in(tx, batch_rows(units))
+        batch = {"project": project, "units": joined.units}
+        await write_in(tx, batch_rows(_valid(TraceBatch, batch, ["units"])))
     record = await (
         await tx.run(query("otlp/rejoin_operations"), project=project, rows=changed)
     ).single(strict=True)

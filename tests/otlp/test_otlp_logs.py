@@ -25,12 +25,12 @@ from neo4j import Driver
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+from opentelemetry.processor.baggage import BaggageSpanProcessor
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
     ExportLogsServiceRequest,
     ExportLogsServiceResponse,
 )
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.processor.baggage import BaggageSpanProcessor
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 from opentelemetry.sdk.resources import Resource
@@ -39,7 +39,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from tests.otlp.test_otlp_instrumentations import ANSWERS, FACTS
 from tests.support.graph import graph_snapshot
-from tests.support.keyed import A, A_KEY, B, B_KEY
+from tests.support.keyed import A_KEY, B_KEY, A, B
 from tests.support.llm_server import scripted_llm
 from tests.support.otel_agent import MemoryAgent, script
 from tests.support.otlp_export import (
@@ -149,7 +149,8 @@ def _attributions(client: httpx.Client, run: Run) -> dict[str, tuple[str, str, s
         result = client.post(f"/attribute/{case_id}", params={"project": run.project}).json()
         assert result.get("status") == "attributed", (case_id, result)
         blamed = result["operation"]
-        found[case_id] = (result["error_type"], blamed["kind"], run.turns[blamed["id"].split(":")[1]])
+        turn = run.turns[blamed["id"].split(":")[1]]
+        found[case_id] = (result["error_type"], blamed["kind"], turn)
     return found
 
 
@@ -452,6 +453,19 @@ def test_a_bad_id_or_field_says_where_it_is(client: httpx.Client, project: str) 
     )
     assert response.status_code == 400, response.text
     assert "logRecords[0]" in response.json()["message"]
+
+
+def test_a_message_no_unit_can_hold_is_refused_before_it_is_kept(
+    client: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    huge = log_record(3, 1, "gen_ai.user.message", 0.0, body={"content": "x" * 1_000_001})
+    response = _send(client, "/otlp/v1/logs", log_export(huge), project)
+    assert response.status_code == 422, response.text
+    assert "content" in response.json()["message"]
+    rows, _, _ = neo4j_driver.execute_query(
+        "MATCH (l:OtlpSpanLogs {project: $p}) RETURN count(l) AS n", p=project
+    )
+    assert rows[0]["n"] == 0
 
 
 def test_a_key_for_another_project_is_refused(keyed: ServiceHandle, neo4j_driver: Driver) -> None:
