@@ -19,6 +19,7 @@ NODE_LABELS = frozenset(
         "ProjectDeletion",
         "JudgeCheck",
         "OtlpWarnings",
+        "OtlpSpanLogs",
         "OptimizationClaim",
         "ReportCount",
     }
@@ -26,6 +27,8 @@ NODE_LABELS = frozenset(
 """``ProjectDeletion`` is the mark of a ``DELETE /project`` that has not finished (one per
 project); ``JudgeCheck`` is a model's recorded judge check in a project (``id``: the model);
 ``OtlpWarnings`` is a project's log of what its OTLP exports were told (one per project);
+``OtlpSpanLogs`` holds the GenAI log events of one span (``id``: ``<trace id>:<span id>``), kept
+for the span's operation whichever of the two arrives first;
 ``OptimizationClaim`` is the claim of the optimisation running on a prompt (``id``: the prompt's
 name; empty when none runs); ``ReportCount`` is one of a project's kept report counts (``key``:
 the combination of what the report groups by, ``service/reports/counts/repository.py``); every
@@ -56,13 +59,15 @@ CONSTRAINTS = frozenset(
         "project_deletion_key",
         "judge_check_key",
         "otlp_warnings_key",
+        "otlp_span_logs_key",
         "optimization_claim_key",
         "report_count_key",
     }
 )
 """Uniqueness constraints: ``(project, id)`` per label (the writer's MERGE and CREATE rely on
 them), one active attribution job per project, one deletion mark and one OTLP warnings log
-per project, one optimisation claim per prompt, and one kept report count per project and key."""
+per project, one node of GenAI log events per project and span, one optimisation claim per
+prompt, and one kept report count per project and key."""
 
 INDEXES = frozenset(
     {

@@ -36,8 +36,11 @@ Units (ids and formats: ``ingest.otlp_units``):
 
 - any span: its input messages and system instructions are consumed as ``message`` / ``prompt``
   units, its output messages produced as ``answer`` units, in whichever convention they are
-  written (``ingest.otlp_conventions``); an embedding call's inputs make no units (they are texts
-  to embed, not turns of a conversation);
+  written (``ingest.otlp_conventions``), on the span or in the GenAI log records joined to it
+  (``ingest.otlp_joined``); an embedding call's inputs make no units (they are texts
+  to embed, not turns of a conversation); an LLM call with no output text produces
+  ``<operation id>/answer/<i>`` per ``gen_ai.response.finish_reasons``, by id only, until log
+  records define them;
 - a ``retrieval`` span (OpenInference ``RETRIEVER``: ``input.value``, ``retrieval.documents``;
   GenAI: ``gen_ai.retrieval.query.text``, ``gen_ai.retrieval.documents``) is read as a
   ``search_memory`` with those documents as its records;
@@ -83,7 +86,7 @@ A ``memtrace.*`` attribute with a bad value is ignored with a warning, not the e
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, get_args
@@ -97,7 +100,8 @@ from ingest.otlp_cases import CASE_PREFIX, PendingCase, answerer, case_of, id_li
 from ingest.otlp_conventions import Reading, read_span
 from ingest.otlp_decode import Loc, where
 from ingest.otlp_lineage import SpanOp, link
-from ingest.otlp_spans import SpanView, spans_of
+from ingest.otlp_logs import SpanKey
+from ingest.otlp_spans import SpanView, spans_of, with_logs
 
 KINDS_BY_OPERATION = {
     "search_memory": "retrieval",
@@ -128,9 +132,17 @@ class Converted:
     pending: list[PendingCase]
 
 
-def convert_export(request: ExportTraceServiceRequest, project: str) -> Converted:
-    """The trace batch of one OTLP export, with what the store must settle before it is written."""
-    return _Mapper(project).convert(spans_of(request))
+def convert_export(
+    request: ExportTraceServiceRequest,
+    project: str,
+    logs: Mapping[SpanKey, list[dict[str, Any]]] | None = None,
+) -> Converted:
+    """The trace batch of one OTLP export, with what the store must settle before it is written.
+    ``logs``: the GenAI log events stored for its spans (``ingest.otlp_logs``), joined to them."""
+    spans = spans_of(request)
+    if logs:
+        spans = [with_logs(span, logs.get((span.trace_id, span.span_id), [])) for span in spans]
+    return _Mapper(project).convert(spans)
 
 
 class _Mapper:
@@ -236,6 +248,12 @@ class _Mapper:
         for i, m in enumerate(reading.outputs):
             answer = u.unit(f"{op.id}/answer/{i}", "answer", m.text, {"role": m.role})
             op.answers.append(self._add(answer, span))
+        if is_llm and not reading.outputs:
+            # The call answered (a finish reason per choice) but the span holds no text: it
+            # comes as log records (ingest.otlp_joined), or was not captured. The answers are
+            # named now by the ids the records will define, so a case, a memory write and the
+            # next call link to them whichever of spans and logs arrives first.
+            op.answers += [f"{op.id}/answer/{i}" for i in range(_choices(attrs))]
         op.outputs += op.answers
         if reading.is_search:
             self._search(op, reading)
@@ -330,6 +348,14 @@ class _Mapper:
             self._warn(span, key, f"not one of {', '.join(allowed)}; ignored")
             return None
         return str(value)
+
+
+def _choices(attrs: dict[str, Any]) -> int:
+    """How many choices an LLM call returned: its ``gen_ai.response.finish_reasons``."""
+    reasons = attrs.get("gen_ai.response.finish_reasons")
+    if isinstance(reasons, list):
+        return len(reasons)
+    return 0 if reasons in (None, "") else 1
 
 
 def _session(span: SpanView) -> str | None:

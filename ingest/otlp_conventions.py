@@ -19,7 +19,8 @@ a reading to units and a kind the same way whatever wrote it.
   gen_ai_latest_experimental``), and, when a span has none of them, the older forms recorded as
   span events: ``gen_ai.system.message``, ``gen_ai.user.message``, ``gen_ai.assistant.message``,
   ``gen_ai.tool.message`` (read), ``gen_ai.choice`` (written), and
-  ``gen_ai.client.inference.operation.details`` (the attribute forms on an event). The
+  ``gen_ai.client.inference.operation.details`` (the attribute forms on an event), also when
+  they came as log records (``POST /otlp/v1/logs``, ``ingest.otlp_logs``). The
   ``retrieval`` operation is a search too (``gen_ai.retrieval.query.text``,
   ``gen_ai.retrieval.documents``), as is ``search_memory`` (its records are read by
   ``ingest.otlp``).
@@ -64,6 +65,10 @@ _INPUT_EVENTS = {
     "gen_ai.tool.message": "tool",
 }
 _DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+_CONTENT_EVENTS = ("gen_ai.content.prompt", "gen_ai.content.completion")
+MESSAGE_EVENTS = frozenset({*_INPUT_EVENTS, "gen_ai.choice", _DETAILS_EVENT, *_CONTENT_EVENTS})
+"""The events that carry an LLM call's messages, on the span or as log records joined to it
+(``ingest.otlp_logs``)."""
 _TEXT_MIME = "text/plain"
 
 
@@ -206,7 +211,7 @@ def _event_messages(events: list[dict[str, Any]]) -> tuple[list[u.Message], list
     outputs: list[u.Message] = []
     for event in events:
         name, attrs = event.get("name"), event.get("attributes") or {}
-        if name == _DETAILS_EVENT or name in ("gen_ai.content.prompt", "gen_ai.content.completion"):
+        if name == _DETAILS_EVENT or name in _CONTENT_EVENTS:
             inputs += u.input_messages(attrs)
             outputs += u.output_messages(attrs)
         elif name in _INPUT_EVENTS:

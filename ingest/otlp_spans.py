@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -63,6 +63,17 @@ def spans_of(request: ExportTraceServiceRequest) -> list[SpanView]:
                 loc: Loc = ["resourceSpans", i, "scopeSpans", j, "spans", k]
                 views.append(_view(span, loc, resource, scope))
     return views
+
+
+def with_logs(span: SpanView, events: list[dict[str, Any]]) -> SpanView:
+    """``span`` with the log events joined to it (``ingest.otlp_logs``) after its own events, in
+    time order (ties in the order given): however often and in whichever order the records came,
+    the span reads the same. Joined events it already carries are replaced."""
+    own = [e for e in span.events if not e.get("log")]
+    if not events and len(own) == len(span.events):
+        return span
+    joined = sorted(events, key=lambda e: int(e.get("time_unix_nano") or 0))
+    return replace(span, events=[*own, *joined])
 
 
 def _view(span: Span, loc: Loc, resource: dict[str, Any], scope: dict[str, str]) -> SpanView:

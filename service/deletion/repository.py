@@ -130,6 +130,7 @@ PROJECT_STEPS = (
     "deletion/project/delete_judge_checks",
     "deletion/project/delete_optimization_claims",
     "deletion/project/delete_otlp_warnings",
+    "deletion/project/delete_otlp_span_logs",
     "deletion/project/delete_report_counts",
 )
 """The per-label statements of DELETE /project, one for each label a project's nodes carry but

@@ -1,5 +1,6 @@
-"""What ``POST /v1/traces`` (an OTLP/HTTP export) answers, ``GET /otlp/warnings``, and
-``POST /otlp/cases`` (a case recorded later by trace id, its request ``TraceCaseIn``)."""
+"""What ``POST /v1/traces`` and ``POST /v1/logs`` (OTLP/HTTP exports) answer,
+``GET /otlp/warnings``, and ``POST /otlp/cases`` (a case recorded later by trace id, its
+request ``TraceCaseIn``)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,23 @@ class OtlpResult(BaseModel):
     encoding: Encoding
     spans: int
     ingested: IngestResult
+    warnings: list[str]
+
+
+class OtlpLogsResult(BaseModel):
+    """What a log export did (``POST /otlp/v1/logs``): its records, the GenAI events among them
+    and the spans they belong to, what was joined to stored operations, what was rejected."""
+
+    encoding: Encoding
+    records: int
+    events: int = Field(description="GenAI message events among the records.")
+    new_events: int = Field(description="Events not kept before (0 for a re-sent export).")
+    spans: int = Field(description="The spans the events belong to.")
+    operations_joined: int = Field(
+        description="Stored operations of those spans that gained content now; the others get "
+        "it when their span arrives."
+    )
+    rejected: int = Field(description="Records not kept: not GenAI message events, or no span.")
     warnings: list[str]
 
 
@@ -52,4 +70,12 @@ class TraceCase(BaseModel):
     created: bool = Field(description="False: an identical case was stored already.")
 
 
-__all__ = ["Encoding", "OtlpResult", "OtlpWarning", "OtlpWarnings", "TraceCase", "TraceCaseIn"]
+__all__ = [
+    "Encoding",
+    "OtlpLogsResult",
+    "OtlpResult",
+    "OtlpWarning",
+    "OtlpWarnings",
+    "TraceCase",
+    "TraceCaseIn",
+]

@@ -1,4 +1,6 @@
-"""``POST /otlp/v1/traces``: OpenTelemetry's OTLP/HTTP trace export, mapped to MemTrace.
+"""``POST /otlp/v1/traces``: OpenTelemetry's OTLP/HTTP trace export, mapped to MemTrace;
+``POST /otlp/v1/logs``: its log export, whose GenAI message events join their spans
+(``service.otlp.span_logs``).
 
 Point an OTLP exporter at ``http://<memtrace>/otlp``: ``OTEL_EXPORTER_OTLP_ENDPOINT`` appends
 ``/v1/traces``, an exporter's ``endpoint=`` argument is used as given; both URLs take exports.
@@ -22,6 +24,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Request, Response
 from fastapi.responses import JSONResponse
 from google.protobuf import json_format
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+    ExportLogsPartialSuccess,
+    ExportLogsServiceResponse,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTracePartialSuccess,
     ExportTraceServiceResponse,
@@ -33,6 +39,7 @@ from service.error_responses import responses
 from service.otlp import warnings as otlp_warnings
 from service.otlp.models import OtlpResult, OtlpWarnings, TraceCase, TraceCaseIn
 from service.otlp.service import ingest_otlp
+from service.otlp.span_logs import ingest_otlp_logs
 from service.otlp.trace_cases import record_trace_case
 
 router = APIRouter(tags=["ingestion"])
@@ -83,6 +90,50 @@ async def post_otlp_traces(
         settings,
     )
     return _answer(result)
+
+
+@router.post(
+    "/otlp/v1/logs",
+    responses={
+        200: {
+            "description": "Accepted: ExportLogsServiceResponse, in the request's encoding "
+            "(partial success counts the records not kept)",
+            "content": {"application/x-protobuf": _BODY, "application/json": {"schema": {}}},
+        },
+        **responses(400, 409, 413, 415, 422, 503),
+    },
+    openapi_extra=_OPENAPI,
+)
+async def post_otlp_logs(
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    project: ProjectDep,
+    content_type: Annotated[str | None, Header()] = None,
+    content_encoding: Annotated[str | None, Header()] = None,
+) -> Response:
+    """Keep an OTLP log export's GenAI message events (protobuf or OTLP/JSON, optionally gzip)
+    and join each to its span's operation, whichever arrives first: an instrumentation that
+    sends messages as log records (``gen_ai.client.inference.operation.details``,
+    ``gen_ai.user.message``, ``gen_ai.choice``, ...) gives the graph it gives when it writes
+    them on its spans. Other records are counted as rejected. Re-sending is safe.
+    """
+    result = await ingest_otlp_logs(
+        session, await request.body(), content_type, content_encoding, project, settings
+    )
+    answer = ExportLogsServiceResponse()
+    if result.rejected or result.warnings:
+        answer.partial_success.CopyFrom(
+            ExportLogsPartialSuccess(
+                rejected_log_records=result.rejected, error_message="; ".join(result.warnings)
+            )
+        )
+    if result.encoding == "protobuf":
+        return Response(answer.SerializeToString(), media_type="application/x-protobuf")
+    body: dict[str, Any] = json_format.MessageToDict(answer)
+    body.setdefault("partialSuccess", {})
+    body["memtrace"] = result.model_dump(exclude={"encoding"})
+    return JSONResponse(body)
 
 
 @router.get("/otlp/warnings", response_model=OtlpWarnings, responses=responses(503))

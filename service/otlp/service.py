@@ -22,6 +22,7 @@ import zlib
 from typing import Any
 
 from neo4j import AsyncSession
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from pydantic import ValidationError
 
 from ingest.otlp import Converted, convert_export
@@ -33,6 +34,7 @@ from ingest.otlp_decode import (
     decode_protobuf,
     where,
 )
+from ingest.otlp_logs import SpanKey
 from service.errors import (
     InvalidInput,
     MalformedRequest,
@@ -43,6 +45,7 @@ from service.errors import (
 from service.otlp import warnings as otlp_warnings
 from service.otlp.lineage_repository import write_linked
 from service.otlp.models import Encoding, OtlpResult
+from service.otlp.span_logs_repository import join_kept, read_span_logs
 from service.settings import Settings
 from service.traces.models import TraceBatch
 from service.traces.service import check_size, ingest_batch
@@ -153,16 +156,15 @@ def _gunzip(body: memoryview, limit: int) -> bytes:
     return bytes(out)
 
 
-def _convert(
-    body: bytes, encoding: Encoding, content_encoding: str | None, project: str, settings: Settings
-) -> tuple[TraceBatch, Converted]:
+def _decode(
+    body: bytes, encoding: Encoding, content_encoding: str | None, settings: Settings
+) -> ExportTraceServiceRequest:
     body = inflate(body, content_encoding, settings.max_batch_bytes)
     decode = decode_protobuf if encoding == "protobuf" else decode_json
     try:
         # Spans are counted as the body is decoded, before any is converted: converting takes
         # about 0.2 ms a span, 9 s for an export of 40,000 that would be refused anyway.
-        request = decode(body, max_spans=settings.max_batch_operations)
-        converted = convert_export(request, project)
+        return decode(body, max_spans=settings.max_batch_operations)
     except TooManySpans as e:
         raise PayloadTooLarge(
             f"the export has {e.count} spans; the limit is {e.limit} spans per export: "
@@ -171,6 +173,30 @@ def _convert(
                 {"loc": ["body"], "msg": f"over the limit of {e.limit} spans", "max_spans": e.limit}
             ],
         ) from e
+    except OtlpFormatError as e:
+        raise MalformedRequest(e.message, details=[{"loc": e.loc, "msg": e.message}]) from e
+
+
+def _span_keys(request: ExportTraceServiceRequest) -> list[SpanKey]:
+    """The export's spans as (trace id, span id), hex; ids the conversion would refuse are
+    left to it."""
+    return sorted(
+        {
+            (span.trace_id.hex(), span.span_id.hex())
+            for resource in request.resource_spans
+            for scope in resource.scope_spans
+            for span in scope.spans
+        }
+    )
+
+
+def _convert(
+    request: ExportTraceServiceRequest,
+    project: str,
+    logs: dict[SpanKey, list[dict[str, Any]]],
+) -> tuple[TraceBatch, Converted]:
+    try:
+        converted = convert_export(request, project, logs)
     except OtlpFormatError as e:
         raise MalformedRequest(e.message, details=[{"loc": e.loc, "msg": e.message}]) from e
     try:
@@ -222,9 +248,12 @@ async def _ingest(
     settings: Settings,
 ) -> OtlpResult:
     encoding = media_type(content_type)
-    batch, converted = await asyncio.to_thread(
-        _convert, body, encoding, content_encoding, project, settings
-    )
+    request = await asyncio.to_thread(_decode, body, encoding, content_encoding, settings)
+    keys = _span_keys(request)
+    # GenAI log events that came before their spans (POST /otlp/v1/logs): the spans convert
+    # with them, as if they had carried the messages themselves (ingest.otlp_joined).
+    logs = await read_span_logs(session, project, keys)
+    batch, converted = await asyncio.to_thread(_convert, request, project, logs)
     if converted.lookups or converted.pending:  # lineage into earlier exports
         check_size(batch, settings)
         ingested = await write_linked(
@@ -236,6 +265,9 @@ async def _ingest(
         )
     else:
         ingested = await ingest_batch(session, batch, settings)
+    # Log events kept while this export was converted were joined to no operation yet: join
+    # them now (a no-op, without a write, when none came).
+    await join_kept(session, project, keys)
     return OtlpResult(
         encoding=encoding,
         spans=len(batch.operations),

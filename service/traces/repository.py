@@ -264,7 +264,7 @@ async def _create_all(tx: AsyncManagedTransaction, rows: BatchRows) -> IngestRes
     await _link(tx, query("ingest/create_operations"), project=p, rows=operations)
     await _link(tx, query("ingest/create_cases"), project=p, rows=list(rows.cases.values()))
     await kept.count_again(tx, p, counted)
-    await _mark_reach_from(tx, p, ask)
+    await mark_reach_from(tx, p, ask)
     undecided = [op["id"] for op in operations if op["rewrites_memory"] is None]
     await _mark_rewrites(tx, p, undecided, [])
     return IngestResult(
@@ -287,11 +287,12 @@ async def _mark_reach(
     round trip until no unit changes (see ``cypher/ingest/mark_reach.cypher``)."""
     start = {edge["unit"] for op in operations for edge in op["outputs"]}
     start.update(row["id"] for row in units if row["kind"] == "memory")
-    await _mark_reach_from(tx, project, sorted(start))
+    await mark_reach_from(tx, project, sorted(start))
 
 
-async def _mark_reach_from(tx: AsyncManagedTransaction, project: str, ids: list[str]) -> None:
-    """Step back from the units ``ids`` that reach a memory, one operation per round trip."""
+async def mark_reach_from(tx: AsyncManagedTransaction, project: str, ids: list[str]) -> None:
+    """Step back from the units ``ids`` that reach a memory, one operation per round trip; for
+    a writer that adds inputs to stored operations (``service.otlp.span_logs_repository``)."""
     frontier = ids
     while frontier:
         result = await tx.run(query("ingest/mark_reach"), project=project, ids=frontier)

@@ -32,7 +32,14 @@ from tests.support.keyed import (
     marker,
 )
 from tests.support.naming import request_naming
-from tests.support.otlp_export import as_otlp_json, export, span
+from tests.support.otlp_export import (
+    as_otlp_json,
+    as_otlp_logs_json,
+    export,
+    log_export,
+    log_record,
+    span,
+)
 from tests.support.servers import ServiceHandle
 
 
@@ -58,6 +65,11 @@ def _traces_body() -> dict[str, Any]:
 
 def _otlp_body() -> dict[str, Any]:
     return as_otlp_json(export(span(int(uuid.uuid4().int % 10**9), 1, "iso-step", 0.0)))
+
+
+def _otlp_logs_body() -> dict[str, Any]:
+    event = log_record(int(uuid.uuid4().int % 10**9), 1, "gen_ai.user.message", 0.0, body="hi")
+    return as_otlp_logs_json(log_export(event))
 
 
 CALLS = [
@@ -114,6 +126,7 @@ CALLS = [
     ),
     Call("POST", "/traces", body=_traces_body, writes=True, names_project_in_body=True),
     Call("POST", "/otlp/v1/traces", body=_otlp_body, writes=True),
+    Call("POST", "/otlp/v1/logs", body=_otlp_logs_body, writes=True),
     Call("GET", "/otlp/warnings"),
     # No project holds this trace: an allowed request is the 404 naming it, and writes nothing.
     Call(

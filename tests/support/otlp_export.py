@@ -1,7 +1,8 @@
-"""Building OTLP trace exports in tests with the opentelemetry-proto message classes.
+"""Building OTLP trace and log exports in tests with the opentelemetry-proto message classes.
 
 ``export(...)`` gives the protobuf ``ExportTraceServiceRequest``; ``as_otlp_json`` the same as
-OTLP/JSON (hex ids, lowerCamelCase, 64-bit integers as strings), as an exporter sends it.
+OTLP/JSON (hex ids, lowerCamelCase, 64-bit integers as strings), as an exporter sends it;
+``log_export`` and ``as_otlp_logs_json`` do the same for ``ExportLogsServiceRequest``.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ import json
 from typing import Any
 
 from google.protobuf import json_format
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, InstrumentationScope, KeyValue
+from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord, ResourceLogs, ScopeLogs
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span, Status
 
@@ -109,3 +112,53 @@ def messages(*items: tuple[str, str]) -> str:
     return json.dumps(
         [{"role": role, "parts": [{"type": "text", "content": text}]} for role, text in items]
     )
+
+
+def log_record(
+    trace: int,
+    sid: int,
+    event: str,
+    at_s: float,
+    *,
+    body: Any = None,
+    attributes: dict[str, Any] | None = None,
+) -> LogRecord:
+    """A log record of span ``sid`` of trace ``trace``, as the SDK sends an event: its name in
+    ``event_name``, its time as observed (instrumentations leave ``time_unix_nano`` unset)."""
+    record = LogRecord(
+        trace_id=trace_id(trace) if trace else b"",
+        span_id=span_id(sid) if sid else b"",
+        event_name=event,
+        observed_time_unix_nano=T0 + int(at_s * SECOND),
+        attributes=[kv(k, v) for k, v in (attributes or {}).items()],
+    )
+    if body is not None:
+        record.body.CopyFrom(any_value(body))
+    return record
+
+
+def log_export(*records: LogRecord, service: str = "mem-agent") -> ExportLogsServiceRequest:
+    return ExportLogsServiceRequest(
+        resource_logs=[
+            ResourceLogs(
+                resource=Resource(attributes=[kv("service.name", service)]),
+                scope_logs=[
+                    ScopeLogs(
+                        scope=InstrumentationScope(name="test", version="1"), log_records=records
+                    )
+                ],
+            )
+        ]
+    )
+
+
+def as_otlp_logs_json(request: ExportLogsServiceRequest) -> dict[str, Any]:
+    """OTLP/JSON of a log export: the protobuf JSON mapping with trace and span ids in hex."""
+    data: dict[str, Any] = json_format.MessageToDict(request)
+    for resource_logs in data.get("resourceLogs", []):
+        for scope_logs in resource_logs.get("scopeLogs", []):
+            for record in scope_logs.get("logRecords", []):
+                for key in ("traceId", "spanId"):
+                    if key in record:
+                        record[key] = base64.b64decode(record[key]).hex()
+    return data

@@ -12,6 +12,7 @@ WITH EXISTS { MATCH (n:Attribution {project: $project}) WHERE n.case_id IS NOT N
   OR EXISTS { MATCH (n:JudgeCheck {project: $project}) WHERE n.id IS NOT NULL }
   OR EXISTS { MATCH (n:OptimizationClaim {project: $project}) WHERE n.id IS NOT NULL }
   OR EXISTS { MATCH (n:OtlpWarnings {project: $project}) }
+  OR EXISTS { MATCH (n:OtlpSpanLogs {project: $project}) WHERE n.id IS NOT NULL }
   OR EXISTS { MATCH (n:ReportCount {project: $project}) WHERE n.key IS NOT NULL } AS remaining
 OPTIONAL MATCH (d:ProjectDeletion {project: $project})
 WHERE NOT remaining
