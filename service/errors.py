@@ -19,6 +19,7 @@ MemTraceError
 ├── UnsupportedMediaType   415  a Content-Type or Content-Encoding the endpoint does not read
 ├── NotFound               404
 │   ├── CaseNotFound
+│   ├── SessionNotFound
 │   ├── AuditNotFound
 │   └── ProjectGone               a read of a project being deleted
 ├── Conflict               409  an id already names something different
@@ -88,6 +89,10 @@ class NotFound(MemTraceError):
 
 class CaseNotFound(NotFound):
     """No case with this id in this project."""
+
+
+class SessionNotFound(NotFound):
+    """No operation or unit of this project names this session (``GET /sessions/{id}``)."""
 
 
 class TraceNotFound(NotFound):

@@ -1,0 +1,12 @@
+// The sessions a case was asked in (the case page's link): the session_id and conversation_id
+// of the operation that produced its answer, and the answer unit's conversation_id
+// (sessions/list_sessions says what names a session). Usually one; none when the trace named
+// no conversation.
+// $params: project (string), case_id (string)
+MATCH (c:Case {project: $project, id: $case_id})-[:ANSWERED_BY]->(a:Unit)
+OPTIONAL MATCH (a)-[:PRODUCED_BY]->(o:Operation)
+WITH [a.conversation_id] + collect(o.session_id) + collect(o.conversation_id) AS names
+UNWIND names AS name
+WITH DISTINCT name
+WHERE name IS NOT NULL
+RETURN collect(name) AS ids
