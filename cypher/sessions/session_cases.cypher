@@ -3,19 +3,22 @@
 // produced, or whose answer unit names the session as conversation_id. Each with its verdict,
 // the given answer (cut to $value_chars characters) and its stored attribution (the newest,
 // as attributions/get_attribution reads it): status, error type, confidence, reason and the
-// blamed operation's id. `answered_at` is [epoch seconds, nanosecond, offset seconds].
+// blamed operation's id. The hints keep each branch on its index seek. `answered_at` is [epoch seconds, nanosecond, offset seconds].
 // $params: project (string), session_id (string), limit (int: at most this many cases),
 //          value_chars (int)
 CALL () {
-  MATCH (:Operation {project: $project, session_id: $session_id})
+  MATCH (o:Operation {project: $project, session_id: $session_id})
         <-[:PRODUCED_BY]-(:Unit)<-[:ANSWERED_BY]-(c:Case)
+  USING INDEX SEEK o:Operation(project, session_id)
   RETURN c
   UNION
-  MATCH (:Operation {project: $project, conversation_id: $session_id})
+  MATCH (o:Operation {project: $project, conversation_id: $session_id})
         <-[:PRODUCED_BY]-(:Unit)<-[:ANSWERED_BY]-(c:Case)
+  USING INDEX SEEK o:Operation(project, conversation_id)
   RETURN c
   UNION
-  MATCH (:Unit {project: $project, conversation_id: $session_id})<-[:ANSWERED_BY]-(c:Case)
+  MATCH (u:Unit {project: $project, conversation_id: $session_id})<-[:ANSWERED_BY]-(c:Case)
+  USING INDEX SEEK u:Unit(project, conversation_id)
   RETURN c
 }
 OPTIONAL MATCH (c)-[:ANSWERED_BY]->(answer:Unit)

@@ -4,15 +4,18 @@
 // the cases it asked (those whose answer one of its operations produced, or whose answer unit
 // names it), how many of them failed, and its first and last time (of its operations and
 // turns). Every read is an index seek on the session's id, then the edges of its own nodes.
-// A session nothing names any longer is left out. `first_at` / `last_at` are
+// A session nothing names any longer is left out. The hints keep each branch on its index
+// seek (without them the planner was seen to scan the (project, kind) index and filter it). `first_at` / `last_at` are
 // [epoch seconds, nanosecond, offset seconds] (service/neo4j_values.py: from_epoch).
 // $params: project (string), ids (list of string: session ids)
 UNWIND $ids AS id
 WITH id, COLLECT {
     MATCH (o:Operation {project: $project, session_id: id})
+    USING INDEX SEEK o:Operation(project, session_id)
     RETURN o
     UNION
     MATCH (o:Operation {project: $project, conversation_id: id})
+    USING INDEX SEEK o:Operation(project, conversation_id)
     RETURN o
   } AS ops
 WITH id, ops, COLLECT {
@@ -22,6 +25,7 @@ WITH id, ops, COLLECT {
     RETURN m
     UNION
     MATCH (m:Unit {project: $project, conversation_id: id})
+    USING INDEX SEEK m:Unit(project, conversation_id)
     WHERE m.kind = 'message'
     RETURN m
   } AS turns
@@ -30,7 +34,8 @@ WITH id, ops, turns, COLLECT {
     MATCH (o)<-[:PRODUCED_BY]-(:Unit)<-[:ANSWERED_BY]-(c:Case)
     RETURN c
     UNION
-    MATCH (:Unit {project: $project, conversation_id: id})<-[:ANSWERED_BY]-(c:Case)
+    MATCH (a:Unit {project: $project, conversation_id: id})<-[:ANSWERED_BY]-(c:Case)
+    USING INDEX SEEK a:Unit(project, conversation_id)
     RETURN c
   } AS cases
 WHERE size(ops) > 0 OR size(turns) > 0

@@ -10,19 +10,23 @@
 // operation (in result order; `output_count`), every content cut to $value_chars characters
 // (`content_chars`: the stored length of a content cut, else null), attributes (read for the
 // role) only when at most $value_chars long. Times are [epoch seconds, nanosecond, offset
-// seconds] (service/neo4j_values.py: from_epoch).
+// seconds] (service/neo4j_values.py: from_epoch). The hints keep each branch on its index seek
+// (without them the planner was seen to scan a whole index of the project and filter it).
 // $params: project (string), session_id (string), skip (int), limit (int),
 //          operation_limit (int), output_limit (int), value_chars (int)
 CALL () {
   MATCH (o:Operation {project: $project, session_id: $session_id})-[:CONSUMES]->(m:Unit)
+  USING INDEX SEEK o:Operation(project, session_id)
   WHERE m.kind = 'message'
   RETURN m
   UNION
   MATCH (o:Operation {project: $project, conversation_id: $session_id})-[:CONSUMES]->(m:Unit)
+  USING INDEX SEEK o:Operation(project, conversation_id)
   WHERE m.kind = 'message'
   RETURN m
   UNION
   MATCH (m:Unit {project: $project, conversation_id: $session_id})
+  USING INDEX SEEK m:Unit(project, conversation_id)
   WHERE m.kind = 'message'
   RETURN m
 }
