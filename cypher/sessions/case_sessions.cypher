@@ -5,8 +5,7 @@
 // $params: project (string), case_id (string)
 MATCH (c:Case {project: $project, id: $case_id})-[:ANSWERED_BY]->(a:Unit)
 OPTIONAL MATCH (a)-[:PRODUCED_BY]->(o:Operation)
-WITH [a.conversation_id] + collect(o.session_id) + collect(o.conversation_id) AS names
-UNWIND names AS name
+UNWIND [a.conversation_id, o.session_id, o.conversation_id] AS name
 WITH DISTINCT name
 WHERE name IS NOT NULL
 RETURN collect(name) AS ids
