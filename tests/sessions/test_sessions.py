@@ -185,9 +185,7 @@ def test_a_conversation_id_attribute_names_a_session(client: httpx.Client, proje
                 "outputs": [{"id": "a", "kind": "answer", "content": "there"}],
             }
         ],
-        "cases": [
-            {"id": "k", "question": "where?", "expected_answer": "here", "answer_unit": "a"}
-        ],
+        "cases": [{"id": "k", "question": "where?", "expected_answer": "here", "answer_unit": "a"}],
     }
     assert client.post("/traces", json=batch).status_code == 200, batch
     assert [s["id"] for s in sessions(client, project)["sessions"]] == ["c-42"]

@@ -153,7 +153,9 @@ def test_a_session_page_fits_a_narrow_window(
     try:
         for name in ("s1", "qa"):
             page = open_page(watched, f"{service.url}/ui/sessions/{name}?project={project}")
-            overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+            overflow = page.evaluate(
+                "() => document.documentElement.scrollWidth - window.innerWidth"
+            )
             assert overflow <= 1, f"session {name} is {overflow}px too wide"
         assert watched.errors == []
     finally:
