@@ -1,15 +1,21 @@
-"""Reading sessions: the only code of this feature that runs Cypher (``cypher/sessions``)."""
+"""Reading sessions: the only code of this feature that runs Cypher (``cypher/sessions``).
+
+A session's size is the data's (a conversation of thousands of turns, a session id stamped on
+every operation of a deployment), so the API's reads run under a time budget as the audits' do
+(``service.read_budget``: an explicit read transaction, stopped by Neo4j when it is spent). The
+case page's one look-up of a case's sessions is a seek on the case's key and runs as usual."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from neo4j import AsyncManagedTransaction, AsyncSession
+from neo4j import AsyncManagedTransaction, AsyncSession, AsyncTransaction
 
 from cypher import query
 from service.db import store_errors
 from service.neo4j_values import from_epoch
+from service.read_budget import Deadline, read_within
 from service.sessions.models import (
     SessionBounds,
     SessionCase,
@@ -25,7 +31,8 @@ def _role(attributes: str | None) -> str | None:
     """The ``role`` attribute of a message (stored in its attributes' JSON), if it is text."""
     if not attributes:
         return None
-    role = json.loads(attributes).get("role")
+    parsed = json.loads(attributes)
+    role = parsed.get("role") if isinstance(parsed, dict) else None
     return role if isinstance(role, str) else None
 
 
@@ -67,21 +74,18 @@ def _turn(index: int, row: dict[str, Any]) -> Turn:
     )
 
 
-async def _summaries(
-    tx: AsyncManagedTransaction, project: str, ids: list[str]
-) -> list[SessionSummary]:
+async def _summaries(tx: AsyncTransaction, project: str, ids: list[str]) -> list[SessionSummary]:
     result = await tx.run(query("sessions/session_summaries"), project=project, ids=ids)
     return [_summary(record.data()) async for record in result]
 
 
-@store_errors
 async def list_sessions(
-    session: AsyncSession, project: str, after: str, limit: int
+    session: AsyncSession, deadline: Deadline, project: str, after: str, limit: int
 ) -> list[SessionSummary]:
     """At most ``limit`` sessions of the project whose ids sort after ``after``, in id order,
-    each counted (``cypher/sessions/session_summaries``)."""
+    each counted (``cypher/sessions/session_summaries``); ``ReadTimedOut`` past ``deadline``."""
 
-    async def work(tx: AsyncManagedTransaction) -> list[SessionSummary]:
+    async def work(tx: AsyncTransaction) -> list[SessionSummary]:
         result = await tx.run(
             query("sessions/list_sessions"), project=project, after=after, limit=limit
         )
@@ -89,11 +93,11 @@ async def list_sessions(
         ids = list(record["ids"]) if record else []
         return await _summaries(tx, project, ids) if ids else []
 
-    return await session.execute_read(work)
+    return await read_within(session, deadline, work)
 
 
 async def _turns(
-    tx: AsyncManagedTransaction, project: str, session_id: str, bounds: SessionBounds
+    tx: AsyncTransaction, project: str, session_id: str, bounds: SessionBounds
 ) -> list[Turn]:
     result = await tx.run(
         query("sessions/session_turns"),
@@ -110,7 +114,7 @@ async def _turns(
 
 
 async def _operations(
-    tx: AsyncManagedTransaction, project: str, session_id: str, limit: int
+    tx: AsyncTransaction, project: str, session_id: str, limit: int
 ) -> list[SessionOperation]:
     result = await tx.run(
         query("sessions/session_operations"), project=project, session_id=session_id, limit=limit
@@ -122,7 +126,7 @@ async def _operations(
 
 
 async def _cases(
-    tx: AsyncManagedTransaction, project: str, session_id: str, bounds: SessionBounds
+    tx: AsyncTransaction, project: str, session_id: str, bounds: SessionBounds
 ) -> list[SessionCase]:
     result = await tx.run(
         query("sessions/session_cases"),
@@ -140,14 +144,14 @@ async def _cases(
 SessionParts = tuple[SessionSummary, list[Turn], list[SessionOperation], list[SessionCase]]
 
 
-@store_errors
 async def read_session(
-    session: AsyncSession, project: str, session_id: str, bounds: SessionBounds
+    session: AsyncSession, deadline: Deadline, project: str, session_id: str, bounds: SessionBounds
 ) -> SessionParts | None:
     """The session's counts, a page of its turns, its first operations and its cases, read in
-    one transaction so they agree; None when nothing in the project names the session."""
+    one transaction so they agree; None when nothing in the project names the session;
+    ``ReadTimedOut`` past ``deadline``."""
 
-    async def work(tx: AsyncManagedTransaction) -> SessionParts | None:
+    async def work(tx: AsyncTransaction) -> SessionParts | None:
         found = await _summaries(tx, project, [session_id])
         if not found:
             return None
@@ -158,7 +162,7 @@ async def read_session(
             await _cases(tx, project, session_id, bounds),
         )
 
-    return await session.execute_read(work)
+    return await read_within(session, deadline, work)
 
 
 @store_errors

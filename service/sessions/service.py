@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from neo4j import AsyncSession
 
-from service.errors import SessionNotFound
+from service.errors import ReadTimedOut, SessionNotFound
+from service.read_budget import Deadline
 from service.sessions import repository as sessions
 from service.sessions.models import SessionBounds, SessionList, SessionView
 
@@ -21,11 +22,19 @@ VALUE_CHARS = 2000
 
 
 async def list_sessions(
-    session: AsyncSession, project: str, after: str | None, limit: int
+    session: AsyncSession, project: str, after: str | None, limit: int, budget_s: float
 ) -> SessionList:
     """A page of the project's sessions in id order, after the cursor ``after`` (none: from the
-    first); ``next_after`` is set when the page is full (a next page may hold more)."""
-    found = await sessions.list_sessions(session, project, after or "", limit)
+    first); ``next_after`` is set when the page is full (a next page may hold more).
+    ``ReadTimedOut`` (422) saying what narrows it when the reads take over ``budget_s``."""
+    deadline = Deadline.starting_now(budget_s)
+    try:
+        found = await sessions.list_sessions(session, deadline, project, after or "", limit)
+    except ReadTimedOut as e:
+        raise ReadTimedOut(
+            f"{e.message} while counting a page of {limit} sessions; ask for fewer (limit)",
+            details=[{"loc": ["query", "limit"], "msg": "timed out"}],
+        ) from e
     full = len(found) == limit
     return SessionList(sessions=found, next_after=found[-1].id if full else None)
 
@@ -44,10 +53,18 @@ def session_bounds(skip: int, limit: int) -> SessionBounds:
 
 
 async def get_session(
-    session: AsyncSession, project: str, session_id: str, bounds: SessionBounds
+    session: AsyncSession, project: str, session_id: str, bounds: SessionBounds, budget_s: float
 ) -> SessionView:
-    """The session within ``bounds``; ``SessionNotFound`` when nothing in the project names it."""
-    found = await sessions.read_session(session, project, session_id, bounds)
+    """The session within ``bounds``; ``SessionNotFound`` when nothing in the project names it,
+    ``ReadTimedOut`` (422) saying what narrows it when the reads take over ``budget_s``."""
+    deadline = Deadline.starting_now(budget_s)
+    try:
+        found = await sessions.read_session(session, deadline, project, session_id, bounds)
+    except ReadTimedOut as e:
+        raise ReadTimedOut(
+            f"{e.message} while reading session {session_id!r}; ask for fewer turns (limit)",
+            details=[{"loc": ["query", "limit"], "msg": "timed out"}],
+        ) from e
     if found is None:
         raise SessionNotFound(
             f"no session {session_id!r} in project {project!r}: no operation names it as "

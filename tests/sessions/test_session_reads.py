@@ -1,15 +1,18 @@
 """What a session read costs, from Neo4j's own profile: a page of the list reads the nodes of
 its own sessions (and of the next one), not every session of the project, and a session is
-read by index seeks on its id, never a scan."""
+read by index seeks on its id, never a scan; past its time budget a read is a 422."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
 from neo4j import Driver
 
 from cypher import query
+from tests.support.servers import Neo4jHandle, client_of_service
+from tests.support.traces import demo_batch
 
 SESSIONS, OPS = 200, 3
 
@@ -89,3 +92,20 @@ def test_a_session_is_read_by_seeks_on_its_id(
         for op in plan:
             if op["operatorType"].startswith("NodeIndexSeek"):
                 assert op["rows"] <= OPS, (statement, op["args"]["Details"])
+
+
+def test_a_read_past_its_budget_is_a_422_saying_what_to_narrow(
+    neo4j: Neo4jHandle, workdir: Path
+) -> None:
+    with client_of_service(
+        neo4j, workdir, timeout_s=60, MEMTRACE_AUDIT_TIMEOUT_S="0.000001"
+    ) as hurried:
+        project = "hurried-sessions"
+        assert hurried.post("/traces", json=demo_batch(project)).status_code == 200
+        for path, narrow in (("/sessions", "fewer (limit)"), ("/sessions/s1", "fewer turns")):
+            stopped = hurried.get(path, params={"project": project})
+            assert stopped.status_code == 422, stopped.text[:300]
+            assert "Retry-After" not in stopped.headers
+            body = stopped.json()
+            assert body["error"] == "query_failed"
+            assert "time budget of 1e-06 s" in body["message"] and narrow in body["message"]
