@@ -91,10 +91,8 @@
       ? el("ol", { class: "turns", id: "turns" }, view.turns.map(turn))
       : el("p", { class: "note", id: "no-turns", text: "No message was read in this session (its operations read queries, contexts or memories)." });
     mount(
-      el("div", { class: "grid" },
-        section("Session", facts(view.summary)),
-        section("Cases asked", cases(view)),
-      ),
+      section("Session", facts(view.summary)),
+      section("Cases asked", cases(view)),
       section("Turns", turns, turnPager(view)),
       section("Operations", operations(view)),
     );
