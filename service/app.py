@@ -37,6 +37,7 @@ from service.otlp import routes as otlp
 from service.projects import routes as projects
 from service.prompts import routes as prompts
 from service.reports import routes as reports
+from service.sessions import routes as sessions
 from service.settings import Settings, get_settings
 from service.traces import routes as traces
 from service.ui import routes as ui
@@ -121,6 +122,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         ui,
         adhoc,
         deletion,
+        sessions,
         health,
     )
     for module in routers:

@@ -11,7 +11,7 @@ MemTraceError
 ├── MalformedRequest       400  the body cannot be decoded (not protobuf, not JSON, bad gzip)
 ├── QueryRefused           400  an ad-hoc Cypher query that writes or reads beyond its project
 ├── QueryFailed            422  a query Neo4j stopped (timeout, memory): not a 503, not retried
-│   └── ReadTimedOut            an audit's or a report's reads ran past their time budget
+│   └── ReadTimedOut            an audit's, a report's or a session's reads ran past their budget
 ├── Unauthorized           401  no API key, or an unknown one (API keys are configured)
 ├── Forbidden              403  the API key is not bound to the project asked for
 ├── InvalidInput           422  the request is well-formed JSON but breaks a rule
@@ -19,6 +19,7 @@ MemTraceError
 ├── UnsupportedMediaType   415  a Content-Type or Content-Encoding the endpoint does not read
 ├── NotFound               404
 │   ├── CaseNotFound
+│   ├── SessionNotFound
 │   ├── AuditNotFound
 │   └── ProjectGone               a read of a project being deleted
 ├── Conflict               409  an id already names something different
@@ -88,6 +89,10 @@ class NotFound(MemTraceError):
 
 class CaseNotFound(NotFound):
     """No case with this id in this project."""
+
+
+class SessionNotFound(NotFound):
+    """No operation or unit of this project names this session (``GET /sessions/{id}``)."""
 
 
 class TraceNotFound(NotFound):

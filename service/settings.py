@@ -254,7 +254,8 @@ class Settings(BaseSettings):
     audit_timeout_s: float = Field(
         30.0,
         gt=0,
-        description="Longest one audit page or one report may spend reading from Neo4j, all "
+        description="Longest one audit page, one report or one session read (GET /sessions, "
+        "GET /sessions/{id}) may spend reading from Neo4j, all "
         "its reads together; past it Neo4j stops the read and the answer is a 422 naming what "
         "to narrow (the same bounds as POST /cypher's: a read-access transaction, never "
         "retried, the service giving up 2 s after Neo4j should have).",

@@ -18,6 +18,8 @@ class CasePage(BaseModel):
     prompt_versions: dict[str, str] = {}
     """``name@n`` of the prompt versions in the subgraph, by unit id: the page shows which
     version the blamed operation ran with (its CONSUMES edge to a prompt unit)."""
+    sessions: list[str] = []
+    """The sessions the case was asked in (``GET /sessions/{id}``): the page links to each."""
 
 
 class ConsolePage(BaseModel):

@@ -1,5 +1,6 @@
 """Routes of the browser views: the console's pages (``/ui/projects``, ``/ui/dashboard``,
-``/ui/cases``, ``/ui/prompts``, ``/ui/audits``, ``/ui/jobs``), the case view
+``/ui/cases``, ``/ui/prompts``, ``/ui/audits``, ``/ui/jobs``, ``/ui/sessions`` and
+``/ui/sessions/{id}``), the case view
 (``/ui/cases/{id}``) and their static files.
 
 They read through ``service.ui.service`` like every other route; errors become small HTML pages
@@ -117,6 +118,25 @@ async def ui_prompts(project: ProjectDep, session: SessionDep) -> HTMLResponse:
 async def ui_prompt(name: str, project: ProjectDep, session: SessionDep) -> HTMLResponse:
     """One prompt: its versions' texts, a diff between two, what motivated each, "optimise"."""
     return await _console("prompt", f"Prompt {name}", (session, project), name)
+
+
+@router.get(
+    "/sessions", response_class=HTMLResponse, responses={200: _HTML, **responses(404, 422, 503)}
+)
+async def ui_sessions(project: ProjectDep, session: SessionDep) -> HTMLResponse:
+    """The project's sessions (conversations): turns, operations, cases and failures of each."""
+    return await _console("sessions", "Sessions", (session, project))
+
+
+@router.get(
+    "/sessions/{session_id:id}",
+    response_class=HTMLResponse,
+    responses={200: _HTML, **responses(404, 422, 503)},
+)
+async def ui_session(session_id: str, project: ProjectDep, session: SessionDep) -> HTMLResponse:
+    """One session: its turns in order with the operations each caused, and its cases with
+    their verdicts and attributions, each linking to its case page."""
+    return await _console("session", f"Session {session_id}", (session, project), session_id)
 
 
 @router.get(

@@ -16,6 +16,7 @@ from service.cases import service as cases
 from service.errors import NotFound
 from service.projects import service as projects
 from service.prompts.service import labels
+from service.sessions import service as sessions
 from service.settings import Settings
 from service.ui.models import CasePage
 
@@ -49,4 +50,5 @@ async def case_page(
         subgraph=subgraph,
         attribution=stored,
         prompt_versions={uid: label for uid, label in versions.items() if uid in shown},
+        sessions=await sessions.case_sessions(session, project, case_id),
     )

@@ -115,6 +115,12 @@ CALLS = [
     Call("GET", "/ui/prompts/some-prompt", route="/ui/prompts/{name}"),
     Call("GET", "/ui/audits"),
     Call("GET", "/ui/jobs"),
+    # The demo's session s1 (its turns carry the project's marker) in every project.
+    Call("GET", "/sessions"),
+    Call("GET", "/sessions/s1", route="/sessions/{session_id}"),
+    Call("GET", "/sessions/no-such-session", refused_when_allowed=404),
+    Call("GET", "/ui/sessions"),
+    Call("GET", "/ui/sessions/s1", route="/ui/sessions/{session_id}"),
     Call("GET", f"/units/{RUN}-msg-1", route="/units/{unit_id}"),
     Call("GET", f"/operations/{RUN}-op-answer-1", route="/operations/{operation_id}"),
     Call("GET", f"/ui/units/{RUN}-msg-1", route="/ui/units/{unit_id}"),

@@ -333,7 +333,7 @@ def test_audits_page_runs_an_audit_and_links_its_cases(
 
 # ---- every page: sizes, keyboard, screenshots ----------------------------------------------
 
-PAGES = ("projects", "dashboard", "cases", "prompts", "audits", "jobs")
+PAGES = ("projects", "dashboard", "cases", "sessions", "prompts", "audits", "jobs")
 
 
 def test_every_page_fits_wide_and_narrow_windows_and_takes_the_keyboard(

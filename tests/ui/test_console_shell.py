@@ -100,7 +100,7 @@ def test_case_page_has_the_console_bar_and_fits_390_pixels(
             assert wide <= width, f"the case page is {wide}px wide in a {width}px window"
             links = page.locator("#nav a")
             assert links.all_text_contents() == [
-                "Projects", "Dashboard", "Cases", "Prompts", "Audits", "Jobs",
+                "Projects", "Dashboard", "Cases", "Sessions", "Prompts", "Audits", "Jobs",
             ]  # fmt: skip
             for href in [a.get_attribute("href") or "" for a in links.all()[1:]]:
                 assert href.endswith(f"?project={project}"), href

@@ -175,6 +175,7 @@
       a.href = url.href;
     }
     setText("project-name", `project ${theCase.project}`);
+    renderSessions();
     if (!subgraph) {
       showNote("This case names no answer unit: there is nothing to draw.");
     } else {
@@ -192,6 +193,26 @@
       }
       if (notes.length) showNote(notes.join(" "));
     }
+  }
+
+  // The sessions the case was asked in (usually one), each a link to its session page.
+  function renderSessions() {
+    const cell = $("session");
+    cell.replaceChildren();
+    if (!data.sessions.length) {
+      cell.append(document.createTextNode("none named (its trace names no session or conversation)"));
+      return;
+    }
+    data.sessions.forEach((id, i) => {
+      const url = new URL("../sessions/" + encodeURIComponent(id), location.href);
+      url.searchParams.set("project", theCase.project);
+      const a = document.createElement("a");
+      a.href = url.href;
+      a.textContent = id;
+      a.className = "session-link";
+      if (i) cell.append(document.createTextNode(", "));
+      cell.append(a);
+    });
   }
 
   function count(n) {

@@ -87,7 +87,7 @@
       ["verdict", verdictControl],
       ["attribution", (r) => r.error_type || r.attribution_status || "not attributed"],
       ["system", (r) => r.system],
-      ["session", (r) => r.session_id],
+      ["session", (r) => (r.session_id ? link(page("sessions", {}, r.session_id), r.session_id) : "")],
       ["answered", (r) => when(r.answered_at)],
     ];
     mount(

@@ -10,6 +10,7 @@ window.MT = (function () {
     ["projects", "Projects", false],
     ["dashboard", "Dashboard", true],
     ["cases", "Cases", true],
+    ["sessions", "Sessions", true],
     ["prompts", "Prompts", true],
     ["audits", "Audits", true],
     ["jobs", "Jobs", true],

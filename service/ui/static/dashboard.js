@@ -40,6 +40,8 @@
         link(page("jobs", {}), "attribute them")),
       el("dt", { text: "inconclusive" }), el("dd", { text: t.inconclusive }),
       el("dt", { text: "judged by an LLM" }), el("dd", { text: `${report.cost.on_llm} of ${report.cost.llm_judged}` }),
+      el("dt", { text: "by session" }),
+      el("dd", {}, el("a", { id: "sessions-link", href: page("sessions", {}), text: "each conversation's turns and failures" })),
     );
     const byType = bars(report.by_error_type, (r) => r.error_type, (r) => r.count,
       (r) => page("cases", { verdict: "failed", error_type: r.error_type }));

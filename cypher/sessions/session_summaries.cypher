@@ -1,0 +1,57 @@
+// What a session list shows of each of some sessions (sessions/list_sessions says what names
+// one): its operations (those naming it as session_id or conversation_id), its turns (the
+// message units those operations consume, and the message units naming it as conversation_id),
+// the cases it asked (those whose answer one of its operations produced, or whose answer unit
+// names it), how many of them failed, and its first and last time (of its operations and
+// turns). Every read is an index seek on the session's id, then the edges of its own nodes.
+// A session nothing names any longer is left out. The hints keep each branch on its index
+// seek (without them the planner was seen to scan the (project, kind) index and filter it). `first_at` / `last_at` are
+// [epoch seconds, nanosecond, offset seconds] (service/neo4j_values.py: from_epoch).
+// $params: project (string), ids (list of string: session ids)
+UNWIND $ids AS id
+WITH id, COLLECT {
+    MATCH (o:Operation {project: $project, session_id: id})
+    USING INDEX SEEK o:Operation(project, session_id)
+    RETURN o
+    UNION
+    MATCH (o:Operation {project: $project, conversation_id: id})
+    USING INDEX SEEK o:Operation(project, conversation_id)
+    RETURN o
+  } AS ops
+WITH id, ops, COLLECT {
+    UNWIND ops AS o
+    MATCH (o)-[:CONSUMES]->(m:Unit)
+    WHERE m.kind = 'message'
+    RETURN m
+    UNION
+    MATCH (m:Unit {project: $project, conversation_id: id})
+    USING INDEX SEEK m:Unit(project, conversation_id)
+    WHERE m.kind = 'message'
+    RETURN m
+  } AS turns
+WITH id, ops, turns, COLLECT {
+    UNWIND ops AS o
+    MATCH (o)<-[:PRODUCED_BY]-(:Unit)<-[:ANSWERED_BY]-(c:Case)
+    RETURN c
+    UNION
+    MATCH (a:Unit {project: $project, conversation_id: id})<-[:ANSWERED_BY]-(c:Case)
+    USING INDEX SEEK a:Unit(project, conversation_id)
+    RETURN c
+  } AS cases
+WHERE size(ops) > 0 OR size(turns) > 0
+WITH id, ops, turns, cases, COLLECT {
+    UNWIND ops + turns AS n
+    WITH n.ts AS t
+    WHERE t IS NOT NULL
+    RETURN [min(t), max(t)]
+  }[0] AS span
+RETURN id,
+       size(ops) AS operations,
+       size(turns) AS turns,
+       size(cases) AS cases,
+       size([c IN cases WHERE c.verdict = 'failed']) AS failed_cases,
+       CASE WHEN span[0] IS NULL THEN null
+         ELSE [span[0].epochSeconds, span[0].nanosecond, span[0].offsetSeconds] END AS first_at,
+       CASE WHEN span[1] IS NULL THEN null
+         ELSE [span[1].epochSeconds, span[1].nanosecond, span[1].offsetSeconds] END AS last_at
+ORDER BY id

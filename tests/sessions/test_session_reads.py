@@ -1,0 +1,111 @@
+"""What a session read costs, from Neo4j's own profile: a page of the list reads the nodes of
+its own sessions (and of the next one), not every session of the project, and a session is
+read by index seeks on its id, never a scan; past its time budget a read is a 422."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+from neo4j import Driver
+
+from cypher import query
+from tests.support.servers import Neo4jHandle, client_of_service
+from tests.support.traces import demo_batch
+
+SESSIONS, OPS = 200, 3
+
+
+def _many_sessions(project: str) -> dict[str, Any]:
+    ops = [
+        {
+            "id": f"o{s}-{i}",
+            "name": "extract",
+            "kind": "extraction",
+            "session_id": f"s{s:03d}",
+            "ts": "2026-06-01T10:00:00Z",
+            "attributes": {"conversation_id": f"c{s:03d}"},
+            "inputs": [
+                {
+                    "id": f"m{s}-{i}",
+                    "kind": "message",
+                    "content": "hi",
+                    "attributes": {"conversation_id": f"c{s:03d}"},
+                }
+            ],
+        }
+        for s in range(SESSIONS)
+        for i in range(OPS)
+    ]
+    return {"project": project, "operations": ops}
+
+
+def _operators(plan: Any) -> list[Any]:
+    return [plan, *(op for child in plan.get("children", []) for op in _operators(child))]
+
+
+def _profile(driver: Driver, statement: str, **params: Any) -> list[Any]:
+    with driver.session() as session:
+        result = session.run("PROFILE " + query(statement), **params)
+        result.consume()
+        return _operators(result.consume().profile)
+
+
+def test_a_page_reads_its_own_sessions_only(
+    client: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    assert client.post("/traces", json=_many_sessions(project)).status_code == 200
+    limit = 10
+    plan = _profile(neo4j_driver, "sessions/list_sessions", project=project, after="", limit=limit)
+    seeks = [op for op in plan if op["operatorType"].startswith("NodeIndexSeek")]
+    assert len(seeks) == 3  # session_id of operations, conversation_id of operations and units
+    for seek in seeks:
+        # the page's sessions and the first node of the next one, of 600 in the index
+        assert seek["rows"] <= OPS * limit + 1, seek["args"]["Details"]
+    listed = client.get("/sessions", params={"project": project, "limit": limit}).json()
+    assert [s["id"] for s in listed["sessions"]] == [f"c{s:03d}" for s in range(limit)]
+
+
+def test_a_session_is_read_by_seeks_on_its_id(
+    client: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    assert client.post("/traces", json=_many_sessions(project)).status_code == 200
+    common = {"project": project, "session_id": "s007"}
+    reads = {
+        "sessions/session_summaries": {"project": project, "ids": ["s007"]},
+        "sessions/session_turns": {
+            **common,
+            "skip": 0,
+            "limit": 10,
+            "operation_limit": 5,
+            "output_limit": 5,
+            "value_chars": 100,
+        },
+        "sessions/session_operations": {**common, "limit": 10},
+        "sessions/session_cases": {**common, "limit": 10, "value_chars": 100},
+    }
+    for statement, params in reads.items():
+        plan = _profile(neo4j_driver, statement, **params)
+        kinds = {op["operatorType"].split("@")[0] for op in plan}
+        assert not kinds & {"NodeIndexScan", "NodeByLabelScan", "AllNodesScan"}, statement
+        for op in plan:
+            if op["operatorType"].startswith("NodeIndexSeek"):
+                assert op["rows"] <= OPS, (statement, op["args"]["Details"])
+
+
+def test_a_read_past_its_budget_is_a_422_saying_what_to_narrow(
+    neo4j: Neo4jHandle, workdir: Path
+) -> None:
+    with client_of_service(
+        neo4j, workdir, timeout_s=60, MEMTRACE_AUDIT_TIMEOUT_S="0.000001"
+    ) as hurried:
+        project = "hurried-sessions"
+        assert hurried.post("/traces", json=demo_batch(project)).status_code == 200
+        for path, narrow in (("/sessions", "fewer (limit)"), ("/sessions/s1", "fewer turns")):
+            stopped = hurried.get(path, params={"project": project})
+            assert stopped.status_code == 422, stopped.text[:300]
+            assert "Retry-After" not in stopped.headers
+            body = stopped.json()
+            assert body["error"] == "query_failed"
+            assert "time budget of 1e-06 s" in body["message"] and narrow in body["message"]
