@@ -195,7 +195,7 @@ async def attribute(
     live, losses = await follow(walk, evidence, question_time)
     live, losses = _surest(walk, live, losses)
     if not live and losses:
-        redundant = await _redundant_carrier(walk, ranking, evidence, question_time)
+        redundant = await _redundant_carrier(walk, ranking, evidence, question_time, response_op)
         if redundant is not None:
             live = [redundant]
             if stand_in:  # a judged carrier in the store: the evidence is no longer a guess
@@ -375,7 +375,7 @@ async def _search_evidence(walk: Walk, ranking: _Ranking) -> tuple[list[str], bo
 
 
 async def _redundant_carrier(
-    walk: Walk, ranking: _Ranking, evidence: list[str], question_time: float
+    walk: Walk, ranking: _Ranking, evidence: list[str], question_time: float, response_op: str
 ) -> list[str] | None:
     """A memory of the case's own pipeline that still carried the information at question time
     although it does not descend from the evidence (another turn said it too): then losing the
@@ -397,7 +397,7 @@ async def _redundant_carrier(
                     and is_live(walk, node, question_time)
                 ):
                     found.setdefault(out, [message, op, out])
-    for memory in _store_reads(walk, question_time, exclude=set(found)):
+    for memory in _store_reads(walk, response_op, question_time, exclude=set(found)):
         found.setdefault(memory, [memory])
     verdicts = await walk.carries(sorted(found))
     # a sure carrier only: a memory sharing the answer's words by chance would move the blame
@@ -407,7 +407,9 @@ async def _redundant_carrier(
     return found[carriers[0]] if carriers else None
 
 
-def _store_reads(walk: Walk, question_time: float, exclude: set[str]) -> list[str]:
+def _store_reads(
+    walk: Walk, response_op: str, question_time: float, exclude: set[str]
+) -> list[str]:
     """The :data:`REDUNDANT_SOURCES` live memories the answer's retrievals read that best match
     question plus expected answer. A search that scores the whole store reads every memory; one
     of them may state the fact although no message near the top of the evidence search became
@@ -415,7 +417,7 @@ def _store_reads(walk: Walk, question_time: float, exclude: set[str]) -> list[st
     graph = walk.graph
     read = {
         u
-        for op in graph.ancestors_of(walk.case.answer_unit)
+        for op in _question_reads(graph, response_op)
         if graph.operations[op].kind == "retrieval"
         for u in graph.inputs.get(op, ())
         if u not in exclude
@@ -430,25 +432,48 @@ def _store_reads(walk: Walk, question_time: float, exclude: set[str]) -> list[st
     return message_index(texts).rank(query, REDUNDANT_SOURCES)
 
 
+def _question_reads(graph: CaseGraph, response_op: str) -> frozenset[str]:
+    """The operations that read the memory for this question: the answer's producer and the
+    read-time operations (retrieval, response, evaluation) it reaches through read-time
+    operations alone.
+
+    An earlier turn's reads are on the answer's lineage too when the memory kept what that turn
+    said (an agent's reply written back to its session, a chat history stored as messages), but
+    only through an operation that builds the memory. They read the store before this question's
+    facts were in it: their time is not question time, and their context is not this answer's.
+    A lineage whose retrievals all sit behind a building operation (a search recorded with kind
+    ``other`` between it and the answer) keeps the whole lineage's reads, as before."""
+    reads = {response_op}
+    stack = [response_op]
+    while stack:
+        for unit in graph.inputs.get(stack.pop(), ()):
+            for op in graph.producers.get(unit, ()):
+                if op not in reads and graph.operations[op].kind in READ_KINDS:
+                    reads.add(op)
+                    stack.append(op)
+    if any(graph.operations[o].kind == "retrieval" for o in reads):
+        return frozenset(reads)
+    outputs = graph.outputs.get(response_op)
+    lineage = graph.ancestors_of(outputs[0]) if outputs else frozenset()
+    return frozenset(o for o in lineage | reads if graph.operations[o].kind in READ_KINDS)
+
+
 def _question_time(graph: CaseGraph, response_op: str) -> float:
-    lineage = (
-        graph.ancestors_of(graph.outputs[response_op][0])
-        if graph.outputs.get(response_op)
-        else {response_op}
-    )
-    times = [
-        graph.operations[o].ts
-        for o in lineage
-        if graph.operations[o].kind in READ_KINDS and graph.operations[o].ts
-    ]
-    return min(t.timestamp() for t in times if t) if times else float("inf")
+    """When the question read the memory: its earliest read (a query rewrite, a first search)."""
+    times = [graph.operations[o].ts for o in _question_reads(graph, response_op)]
+    return min(t.timestamp() for t in times if t) if any(times) else float("inf")
 
 
 async def _retrieval_fault(walk: Walk, response_op: str) -> str | None:
-    """The first retrieval operation on the answer's lineage whose output lost the carrier."""
-    lineage = walk.graph.ancestors_of(walk.case.answer_unit)
+    """The first retrieval operation of the question (:func:`_question_reads`) whose output
+    lost the carrier."""
     retrievals = sorted(
-        (o for o in lineage if walk.graph.operations[o].kind == "retrieval"), key=walk.op_sort_key
+        (
+            o
+            for o in _question_reads(walk.graph, response_op)
+            if walk.graph.operations[o].kind == "retrieval"
+        ),
+        key=walk.op_sort_key,
     )
     produced_by_retrieval = {y for o in retrievals for y in walk.graph.outputs.get(o, ())}
     for op in retrievals:
