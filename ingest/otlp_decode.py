@@ -77,9 +77,9 @@ def decode_protobuf(body: bytes, max_spans: int | None = None) -> ExportTraceSer
     return request
 
 
-def decode_json(body: bytes, max_spans: int | None = None) -> ExportTraceServiceRequest:
-    """Parse an OTLP/JSON ``ExportTraceServiceRequest``; ``TooManySpans`` past ``max_spans``,
-    counted in the parsed JSON before any span is read into the message (the slow part)."""
+def load_json_object(body: bytes) -> dict[str, Any]:
+    """An OTLP/JSON export's top level (traces or logs), or an ``OtlpFormatError`` saying why
+    the body is not one."""
     try:
         data = json.loads(body)
     except UnicodeDecodeError as e:
@@ -92,6 +92,13 @@ def decode_json(body: bytes, max_spans: int | None = None) -> ExportTraceService
         raise OtlpFormatError("the JSON is nested too deeply", ["body"]) from e
     if not isinstance(data, dict):
         raise OtlpFormatError("an OTLP/JSON export must be a JSON object", ["body"])
+    return data
+
+
+def decode_json(body: bytes, max_spans: int | None = None) -> ExportTraceServiceRequest:
+    """Parse an OTLP/JSON ``ExportTraceServiceRequest``; ``TooManySpans`` past ``max_spans``,
+    counted in the parsed JSON before any span is read into the message (the slow part)."""
+    data = load_json_object(body)
     _check_count(_json_span_count(data), max_spans)
     request = ExportTraceServiceRequest()
     for i, resource_spans in enumerate(_items(data, "resourceSpans", "resource_spans", [])):

@@ -39,6 +39,7 @@ from ingest.otlp_decode import (
     _field,
     _items,
     _parse,
+    load_json_object,
     where,
 )
 from ingest.otlp_spans import any_value, attribute_dict
@@ -93,18 +94,7 @@ def decode_logs_protobuf(body: bytes, max_records: int | None = None) -> ExportL
 def decode_logs_json(body: bytes, max_records: int | None = None) -> ExportLogsServiceRequest:
     """Parse an OTLP/JSON ``ExportLogsServiceRequest`` (hex trace and span ids, as the traces
     endpoint reads them), one record at a time so that an error says where it is."""
-    try:
-        data = json.loads(body)
-    except UnicodeDecodeError as e:
-        raise OtlpFormatError("body is not UTF-8 encoded JSON", ["body"]) from e
-    except json.JSONDecodeError as e:
-        raise OtlpFormatError(
-            f"body is not JSON: {e.msg} at line {e.lineno} column {e.colno}", ["body"]
-        ) from e
-    except RecursionError as e:
-        raise OtlpFormatError("the JSON is nested too deeply", ["body"]) from e
-    if not isinstance(data, dict):
-        raise OtlpFormatError("an OTLP/JSON export must be a JSON object", ["body"])
+    data = load_json_object(body)
     resources = _items(data, "resourceLogs", "resource_logs", [])
     _check_count(_json_record_count(resources), max_records)
     request = ExportLogsServiceRequest()
