@@ -13,7 +13,7 @@ from service.attribution.engine import attribute
 from service.attribution.graph import CaseGraph
 from service.attribution.judges.base import CachedJudge
 from service.attribution.walk import CaseFacts
-from tests.attribution.test_versions_decide import Scripted, _op, _unit
+from tests.support.scripted_judge import Scripted, _op, _unit
 
 
 def _conversation(reply_stored: bool) -> dict[str, Any]:

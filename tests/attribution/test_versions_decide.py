@@ -6,47 +6,14 @@ less surely than a lost one did not keep the information."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.attribution.inprocess import BatchSource
 from service.attribution.engine import attribute
 from service.attribution.graph import CaseGraph
-from service.attribution.judges.base import CachedJudge, Question, UnitText, Verdict
+from service.attribution.judges.base import CachedJudge
 from service.attribution.walk import CaseFacts
-from service.llm.models import Cost
-
-
-@dataclass
-class Scripted:
-    """Carries exactly the units given, each as sure as its score."""
-
-    scores: dict[str, float]
-    kind: str = "heuristic"
-    model: str | None = None
-    cost: Cost = field(default_factory=Cost)
-
-    async def judge(self, question: Question, units: list[UnitText]) -> dict[str, Verdict]:
-        return {
-            u.id: Verdict(u.id in self.scores, 0.7, "heuristic", score=self.scores.get(u.id, 0.0))
-            for u in units
-        }
-
-
-def _unit(uid: str, kind: str, content: str, **attributes: Any) -> dict[str, Any]:
-    return {"id": uid, "kind": kind, "content": content, "attributes": attributes or None}
-
-
-def _op(oid: str, kind: str, minute: int, ins: list[str], outs: list[str]) -> dict[str, Any]:
-    return {
-        "id": oid,
-        "kind": kind,
-        "name": f"memory_system.{kind}",
-        "system": "mem",
-        "ts": f"2024-01-01T00:{minute:02d}:00Z",
-        "inputs": ins,
-        "outputs": outs,
-    }
+from tests.support.scripted_judge import Scripted, _op, _unit
 
 
 def _store() -> dict[str, Any]:

@@ -53,6 +53,7 @@ from memtrace_client.adapters.graphiti import (
 from memtrace_client.models import UnitIn
 from neo4j import Driver
 
+from tests.support.attribution import assert_attributed
 from tests.support.graph import read_by, recorded_operations
 from tests.support.graphiti_llm import Episode, Fact, GraphitiScript
 from tests.support.llm_server import ScriptedLLM
@@ -341,10 +342,9 @@ def test_graphiti_agent_traced_and_each_error_type_attributed(
     assert contexts[FOOD].startswith("Alex's favourite food is ramen.")
 
     for q in QUESTIONS:
-        result = client.post(f"/attribute/{cases[q.text]}", params={"project": project}).json()
-        assert result["status"] == "attributed", (q.text, json.dumps(result))
-        blamed = (result["error_type"], result["operation"]["name"])
-        assert blamed == (q.error_type, q.operation), (q.text, json.dumps(result))
+        result = assert_attributed(
+            client, project, cases[q.text], (q.error_type, q.operation), label=q.text
+        )
         # The episode that held the answer, found by the service among the group's episodes
         # (no evidence is given: they are the source messages of the group's scope).
         assert episode_id(episodes[q.episode]) in result["evidence"], (q.text, result)
@@ -379,10 +379,7 @@ def test_graphiti_example_runs_and_its_case_is_attributed(
     monkeypatch.setenv("NEO4J_USER", neo4j.user)
     monkeypatch.setenv("NEO4J_PASSWORD", neo4j.password)
     case_id = example["main"](service.url, neo4j.uri, llm.base_url, project)
-    result = client.post(f"/attribute/{case_id}", params={"project": project}).json()
-    assert result["status"] == "attributed", json.dumps(result)
-    blamed = (result["error_type"], result["operation"]["name"])
-    assert blamed == ("UpdateError", "graphiti.invalidate")
+    assert_attributed(client, project, case_id, ("UpdateError", "graphiti.invalidate"))
 
 
 TEA = "Alex likes green tea."

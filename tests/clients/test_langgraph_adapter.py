@@ -26,6 +26,7 @@ from memtrace_client.adapters.langgraph import TracedStore, trace_store, value_t
 from memtrace_client.models import UnitIn
 from neo4j import Driver
 
+from tests.support.attribution import assert_attributed
 from tests.support.graph import read_by, recorded_operations
 from tests.support.llm_server import bag_of_words_vector
 from tests.support.servers import REPO, ServiceHandle
@@ -204,10 +205,9 @@ def test_langgraph_agent_traced_and_each_error_type_attributed(
     assert "ramen" in contexts[FOOD]
 
     for q in QUESTIONS:
-        result = client.post(f"/attribute/{cases[q.text]}", params={"project": project}).json()
-        assert result["status"] == "attributed", (q.text, json.dumps(result))
-        blamed = (result["error_type"], result["operation"]["name"])
-        assert blamed == (q.error_type, q.operation), (q.text, json.dumps(result))
+        result = assert_attributed(
+            client, project, cases[q.text], (q.error_type, q.operation), label=q.text
+        )
         # Not just any operation of that name: the one that made this mistake.
         assert q.culprit in read_by(neo4j_driver, project, result["operation"]["id"]), q.text
 
@@ -374,6 +374,4 @@ def test_langgraph_example_runs_and_its_case_is_attributed(
 ) -> None:
     example = runpy.run_path(str(REPO / "examples" / "langgraph_store.py"))
     case_id = example["main"](service.url, project)
-    result = client.post(f"/attribute/{case_id}", params={"project": project}).json()
-    assert result["status"] == "attributed", json.dumps(result)
-    assert (result["error_type"], result["operation"]["name"]) == ("UpdateError", "langgraph.put")
+    assert_attributed(client, project, case_id, ("UpdateError", "langgraph.put"))

@@ -17,8 +17,6 @@ import asyncio
 import json
 import re
 import runpy
-import socket
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, NamedTuple, TypedDict
 
@@ -38,6 +36,7 @@ from memtrace_client.adapters.langmem import TracedManager, trace_manager
 from memtrace_client.models import UnitIn
 from neo4j import Driver
 
+from tests.support.attribution import assert_attributed
 from tests.support.graph import read_by
 from tests.support.llm_server import (
     Reply,
@@ -187,6 +186,11 @@ def answer_from_memories(request: dict[str, Any]) -> Reply:
     return Reply(facts[0] if facts else "I do not know.")
 
 
+def chat_model(llm: ScriptedLLM) -> ChatOpenAI:
+    """A real ``ChatOpenAI`` talking to the scripted server."""
+    return ChatOpenAI(model="gpt-4o-mini", base_url=llm.base_url, api_key="test", max_retries=0)
+
+
 def embed(texts: list[str]) -> list[list[float]]:
     return [bag_of_words_vector(t, dims=256) for t in texts]
 
@@ -228,26 +232,6 @@ def agent(manager: TracedManager, model: ChatOpenAI, store: TracedStore) -> Any:
     return builder.compile(store=store)
 
 
-@pytest.fixture
-def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Refuse to resolve any host but this machine (a tiktoken or LangSmith download, a call to
-    api.openai.com would need one); yields the hosts that were asked for."""
-    asked: list[str] = []
-    resolve = socket.getaddrinfo
-
-    def local_only(host: Any, *args: Any, **kwargs: Any) -> Any:
-        name = host.decode() if isinstance(host, bytes) else str(host)
-        if name not in ("127.0.0.1", "localhost", "::1"):
-            asked.append(name)
-            raise OSError(f"no network in this test: {name}")
-        return resolve(host, *args, **kwargs)
-
-    monkeypatch.setattr(socket, "getaddrinfo", local_only)
-    for variable in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "OPENAI_API_KEY"):
-        monkeypatch.delenv(variable, raising=False)
-    yield asked
-
-
 def test_langmem_manager_traced_and_each_error_type_attributed(
     service: ServiceHandle,
     client: httpx.Client,
@@ -261,7 +245,7 @@ def test_langmem_manager_traced_and_each_error_type_attributed(
     tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
     index = {"dims": 256, "embed": embed, "fields": ["content.content"]}
     store = trace_store(InMemoryStore(index=index), tracer)  # type: ignore[arg-type]
-    model = ChatOpenAI(model="gpt-4o-mini", base_url=llm.base_url, api_key="test", max_retries=0)
+    model = chat_model(llm)
     manager = trace_manager(
         create_memory_store_manager(
             model, namespace=("memories", "{langgraph_user_id}"), enable_deletes=True
@@ -315,10 +299,9 @@ def test_langmem_manager_traced_and_each_error_type_attributed(
     assert all(r["ins"] == 2 for r in answers)  # the question and its one search's context
 
     for q in QUESTIONS:
-        result = client.post(f"/attribute/{cases[q.text]}", params={"project": project}).json()
-        assert result["status"] == "attributed", (q.text, json.dumps(result))
-        blamed = (result["error_type"], result["operation"]["name"])
-        assert blamed == (q.error_type, q.operation), (q.text, json.dumps(result))
+        result = assert_attributed(
+            client, project, cases[q.text], (q.error_type, q.operation), label=q.text
+        )
         # Not just any operation of that name: the one that made this mistake.
         assert q.culprit in read_by(neo4j_driver, project, result["operation"]["id"]), q.text
 
@@ -380,14 +363,11 @@ def test_langmem_example_runs_and_its_case_is_attributed(
     no_network: list[str],
 ) -> None:
     llm.script["answer"] = example_script  # type: ignore[attr-defined]
-    model = ChatOpenAI(model="gpt-4o-mini", base_url=llm.base_url, api_key="test", max_retries=0)
+    model = chat_model(llm)
     example = runpy.run_path(str(REPO / "examples" / "langmem_manager.py"))
     case_id = example["main"](service.url, project, model)
     assert no_network == []
-    result = client.post(f"/attribute/{case_id}", params={"project": project}).json()
-    assert result["status"] == "attributed", json.dumps(result)
-    blamed = (result["error_type"], result["operation"]["name"])
-    assert blamed == ("ExtractionError", "langmem.extract"), json.dumps(result)
+    assert_attributed(client, project, case_id, ("ExtractionError", "langmem.extract"))
 
 
 CONCURRENT = {
@@ -420,7 +400,7 @@ def test_concurrent_async_calls_each_own_their_writes(
     llm.script["answer"] = concurrent_script  # type: ignore[attr-defined]
     tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
     store = trace_store(InMemoryStore(), tracer)
-    model = ChatOpenAI(model="gpt-4o-mini", base_url=llm.base_url, api_key="test", max_retries=0)
+    model = chat_model(llm)
     namespace = ("memories", "{langgraph_user_id}")
     manager = trace_manager(create_memory_store_manager(model, namespace=namespace, store=store))
     # ``await manager(messages)`` takes no config: this one's namespace names its user.
@@ -458,7 +438,7 @@ def test_concurrent_async_calls_each_own_their_writes(
 
 
 def test_a_manager_on_an_untraced_store_is_refused(llm: ScriptedLLM) -> None:
-    model = ChatOpenAI(model="gpt-4o-mini", base_url=llm.base_url, api_key="test", max_retries=0)
+    model = chat_model(llm)
     manager = trace_manager(create_memory_store_manager(model, store=InMemoryStore()))
     with pytest.raises(TypeError, match="untraced store"):
         manager.invoke({"messages": [HumanMessage("I collect stamps from Iceland.")]})
@@ -478,7 +458,7 @@ def test_the_plain_memory_manager_in_an_extracting_block(
     llm.script["answer"] = concurrent_script  # type: ignore[attr-defined]
     tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
     store = trace_store(InMemoryStore(), tracer)
-    model = ChatOpenAI(model="gpt-4o-mini", base_url=llm.base_url, api_key="test", max_retries=0)
+    model = chat_model(llm)
     manager = create_memory_manager(model)
     messages = [HumanMessage(CONCURRENT["sam"][0], id="turn-1")]
     with store.extracting(messages, name="langmem.extract"):

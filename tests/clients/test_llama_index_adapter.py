@@ -19,8 +19,7 @@ from __future__ import annotations
 import json
 import re
 import runpy
-import socket
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -59,6 +58,7 @@ from memtrace_client.adapters.llama_index import (
 from memtrace_client.models import UnitIn
 from neo4j import Driver
 
+from tests.support.attribution import assert_attributed
 from tests.support.graph import read_by
 from tests.support.llm_server import Reply, ScriptedLLM, user_text
 from tests.support.servers import REPO, ServiceHandle
@@ -231,22 +231,25 @@ class Question(NamedTuple):
     culprit: str  # a text that operation read: the turn it mishandled, or the question
 
 
-@pytest.fixture
-def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Refuse to resolve any host but this machine; yields the hosts that were asked for."""
-    asked: list[str] = []
-    resolve = socket.getaddrinfo
+def scripted(
+    llm: ScriptedLLM, service: ServiceHandle, project: str, spool: Path
+) -> tuple[ScriptedChat, Tracer]:
+    """The model the script plays, as a LlamaIndex LLM, and a tracer into the service."""
+    llm.script["answer"] = model_script  # type: ignore[attr-defined]
+    tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=spool)
+    return ScriptedChat(base_url=llm.base_url), tracer
 
-    def local_only(host: Any, *args: Any, **kwargs: Any) -> Any:
-        name = host.decode() if isinstance(host, bytes) else str(host)
-        if name not in ("127.0.0.1", "localhost", "::1"):
-            asked.append(name)
-            raise OSError(f"no network in this test: {name}")
-        return resolve(host, *args, **kwargs)
 
-    monkeypatch.setattr(socket, "getaddrinfo", local_only)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    yield asked
+def ask_all(
+    memory: TracedMemory, llm: ScriptedChat, questions: list[Question], said: dict[str, UnitIn]
+) -> dict[str, str]:
+    """Each question asked and judged against its expected answer, with the turn that holds
+    the answer as evidence; the case of each question."""
+    cases = {}
+    for q in questions:
+        answer = ask(memory, llm, q.text)
+        cases[q.text] = memory.judge(q.text, q.expected, answer, evidence=[said[q.said]])
+    return cases
 
 
 def assert_blamed(
@@ -259,10 +262,9 @@ def assert_blamed(
     """Each case is attributed to its error type at its operation: not just any operation of
     that name, the one that read the turn it mishandled (or the question)."""
     for q in questions:
-        result = client.post(f"/attribute/{cases[q.text]}", params={"project": project}).json()
-        assert result["status"] == "attributed", (q.text, json.dumps(result))
-        blamed = (result["error_type"], result["operation"]["name"])
-        assert blamed == (q.error_type, q.operation), (q.text, json.dumps(result))
+        result = assert_attributed(
+            client, project, cases[q.text], (q.error_type, q.operation), label=q.text
+        )
         read = read_by(driver, project, result["operation"]["id"])
         assert any(q.culprit in text for text in read), (q.text, read)
 
@@ -276,9 +278,7 @@ def test_fact_extraction_memory_traced_and_each_error_attributed(
     no_network: list[str],
     tmp_path: Path,
 ) -> None:
-    llm.script["answer"] = model_script  # type: ignore[attr-defined]
-    chat = ScriptedChat(base_url=llm.base_url)
-    tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
+    chat, tracer = scripted(llm, service, project, tmp_path)
     facts = FactExtractionMemoryBlock(name="facts", llm=chat, max_facts=3)
     memory = trace_memory(short_memory("alex", [facts]), tracer)
 
@@ -290,10 +290,7 @@ def test_fact_extraction_memory_traced_and_each_error_attributed(
         Question(JOB_Q, "nurse", NURSE, "UpdateError", CONDENSE, FACTS[NURSE][0]),
         Question(FOOD_Q, "ramen", SISTER_AND_FOOD, "ResponseError", "answer", FOOD_Q),
     ]
-    cases = {}
-    for q in questions:
-        answer = ask(memory, chat, q.text)
-        cases[q.text] = memory.judge(q.text, q.expected, answer, evidence=[said[q.said]])
+    cases = ask_all(memory, chat, questions, said)
     assert tracer.flush(60)
     assert no_network == []
 
@@ -331,9 +328,7 @@ def test_vector_memory_retrieval_and_reset_attributed(
     """A vector block that ranks a look-alike turn above the one that answers (a RetrievalError
     at its get), and a ``reset`` that drops the turn still in the short-term queue (no block
     of LlamaIndex deletes anything: this is the one DeletionError the memory can make)."""
-    llm.script["answer"] = model_script  # type: ignore[attr-defined]
-    chat = ScriptedChat(base_url=llm.base_url)
-    tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
+    chat, tracer = scripted(llm, service, project, tmp_path)
     vector = VectorMemoryBlock(
         name="messages",
         vector_store=TextVectorStore(),
@@ -351,10 +346,7 @@ def test_vector_memory_retrieval_and_reset_attributed(
                  GET + "messages", SATURDAYS_Q),
         Question(CAR_Q, "sold", CAR, "DeletionError", RESET, CAR),
     ]  # fmt: skip
-    cases = {}
-    for q in questions:
-        answer = ask(memory, chat, q.text)
-        cases[q.text] = memory.judge(q.text, q.expected, answer, evidence=[said[q.said]])
+    cases = ask_all(memory, chat, questions, said)
     assert tracer.flush(60)
     assert no_network == []
 
@@ -385,9 +377,7 @@ def test_a_block_truncated_out_of_the_context_is_the_retrieval_blamed(
     """A fact block that may be truncated (priority 1) in a memory whose token limit its facts and
     the chat history pass: ``Memory`` drops the block from what ``get`` returns, so the facts the
     block held never reach the answer, and its retrieval is blamed, its context empty."""
-    llm.script["answer"] = model_script  # type: ignore[attr-defined]
-    chat = ScriptedChat(base_url=llm.base_url)
-    tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
+    chat, tracer = scripted(llm, service, project, tmp_path)
     facts = FactExtractionMemoryBlock(name="facts", llm=chat, priority=1)
     memory = trace_memory(short_memory("lee", [facts], token_limit=12), tracer)
 
@@ -424,9 +414,7 @@ def test_a_chat_engine_on_the_traced_memory(
     """LlamaIndex's own ``SimpleChatEngine`` takes the traced memory as its ``BaseMemory``: it
     puts each turn and its reply and gets the context for each (no ``input``: the question is
     the last user message), and only the answer is recorded by hand."""
-    llm.script["answer"] = model_script  # type: ignore[attr-defined]
-    chat = ScriptedChat(base_url=llm.base_url)
-    tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
+    chat, tracer = scripted(llm, service, project, tmp_path)
     facts = FactExtractionMemoryBlock(name="facts", llm=chat)
     memory = trace_memory(short_memory("ana", [facts]), tracer)
     engine = SimpleChatEngine.from_defaults(llm=chat, memory=memory)
@@ -467,9 +455,7 @@ def test_one_flush_feeds_every_block_each_with_its_own_calls(
     turn at once (``asyncio.gather``); the flush is recorded once, both blocks' work consumes
     its batch, and each block's operation holds only its own calls (the fact block's LLM reply,
     the vector block's embedded text), not the other's."""
-    llm.script["answer"] = model_script  # type: ignore[attr-defined]
-    chat = ScriptedChat(base_url=llm.base_url)
-    tracer = Tracer(MemTraceClient(service.url, project=project), spool_dir=tmp_path)
+    chat, tracer = scripted(llm, service, project, tmp_path)
     facts = FactExtractionMemoryBlock(name="facts", llm=chat)
     vector = VectorMemoryBlock(
         name="messages",
@@ -516,10 +502,7 @@ def test_llama_index_example_runs_and_its_case_is_attributed(
     example = runpy.run_path(str(REPO / "examples" / "llama_index_memory.py"))
     case_id = example["main"](service.url, project, ScriptedChat(base_url=llm.base_url))
     assert no_network == []
-    result = client.post(f"/attribute/{case_id}", params={"project": project}).json()
-    assert result["status"] == "attributed", json.dumps(result)
-    blamed = (result["error_type"], result["operation"]["name"])
-    assert blamed == ("ExtractionError", EXTRACT), json.dumps(result)
+    assert_attributed(client, project, case_id, ("ExtractionError", EXTRACT))
 
 
 def test_a_memory_is_traced_once() -> None:

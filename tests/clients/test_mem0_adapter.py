@@ -20,6 +20,7 @@ from memtrace_client import MemTraceClient, Tracer
 from memtrace_client.adapters.mem0 import TracedMemory, trace_mem0
 from neo4j import Driver
 
+from tests.support.attribution import assert_attributed
 from tests.support.llm_server import ScriptedLLM, user_text
 from tests.support.mem0_config import mem0_config
 from tests.support.servers import REPO, ServiceHandle
@@ -128,13 +129,8 @@ def test_mem0_traced_end_to_end_and_attributed(
     from mem0.configs.prompts import ADDITIVE_EXTRACTION_PROMPT  # Mem0 2.x's own
 
     assert prompts["mem0.extract_facts"] == ADDITIVE_EXTRACTION_PROMPT
-    first = client.post(f"/attribute/{extraction_case}", params={"project": project}).json()
-    assert first["status"] == "attributed", first
-    assert first["error_type"] == "ExtractionError"
-    assert first["operation"]["name"] == "mem0.extract_facts"
-    second = client.post(f"/attribute/{response_case}", params={"project": project}).json()
-    assert second["status"] == "attributed", second
-    assert (second["error_type"], second["operation"]["name"]) == ("ResponseError", "answer")
+    assert_attributed(client, project, extraction_case, ("ExtractionError", "mem0.extract_facts"))
+    assert_attributed(client, project, response_case, ("ResponseError", "answer"))
 
 
 def test_mem0_skipped_duplicates_are_recorded(
@@ -262,9 +258,4 @@ def test_mem0_classic_pipeline_traced_and_deletion_attributed(
     assert all(
         "smart memory manager" in r["text"] for r in decided if r["name"] != "mem0.extract_facts"
     )
-    result = client.post(f"/attribute/{out['case']}", params={"project": project}).json()
-    assert result["status"] == "attributed", result
-    assert (result["error_type"], result["operation"]["name"]) == (
-        "DeletionError",
-        "mem0.delete_memory",
-    )
+    assert_attributed(client, project, out["case"], ("DeletionError", "mem0.delete_memory"))

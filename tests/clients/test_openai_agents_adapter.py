@@ -44,6 +44,7 @@ from memtrace_client.adapters.openai_agents import (
 from neo4j import Driver
 from openai import AsyncOpenAI
 
+from tests.support.attribution import assert_attributed
 from tests.support.graph import read_by
 from tests.support.llm_server import Reply, ScriptedLLM, ToolCall, tool_names
 from tests.support.servers import REPO, ServiceHandle
@@ -206,12 +207,13 @@ def test_agent_with_a_session_traced_and_each_error_type_attributed(
     assert tracer.flush(60)
 
     for story in STORIES:
-        result = client.post(
-            f"/attribute/{cases[story.question]}", params={"project": project}
-        ).json()
-        assert result["status"] == "attributed", (story.question, json.dumps(result))
-        blamed = (result["error_type"], result["operation"]["name"])
-        assert blamed == (story.error_type, story.operation), (story.question, json.dumps(result))
+        result = assert_attributed(
+            client,
+            project,
+            cases[story.question],
+            (story.error_type, story.operation),
+            label=story.question,
+        )
         blamed_op = result["operation"]["id"]
         # Not just any operation of that name: the one of this story's session.
         session_of = neo4j_driver.execute_query(
@@ -355,10 +357,7 @@ def test_example_runs_and_its_case_is_attributed(
     monkeypatch.delenv("MEMTRACE_AGENTS_API", raising=False)
     example = runpy.run_path(str(REPO / "examples" / "openai_agents_session.py"))
     case_id = example["main"](service.url, project, base_url=llm.base_url)
-    result = client.post(f"/attribute/{case_id}", params={"project": project}).json()
-    assert result["status"] == "attributed", json.dumps(result)
-    blamed = (result["error_type"], result["operation"]["name"])
-    assert blamed == ("RetrievalError", "agents.session.get_items")
+    assert_attributed(client, project, case_id, ("RetrievalError", "agents.session.get_items"))
 
 
 async def _exercise(session: Any) -> list[Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -23,3 +24,19 @@ def stable_results(client: httpx.Client, project: str, cases: list[str]) -> list
         result["cost"].pop("seconds")
         out.append(result)
     return out
+
+
+def assert_attributed(
+    client: httpx.Client,
+    project: str,
+    case_id: str,
+    blamed: tuple[str, str],
+    label: object = None,
+) -> dict[str, Any]:
+    """The case attributed to that error type at an operation of that name (``blamed``); the
+    result. ``label`` (a question, say) is shown with the result when an assertion fails."""
+    result = client.post(f"/attribute/{case_id}", params={"project": project}).json()
+    shown = json.dumps(result) if label is None else (label, json.dumps(result))
+    assert result["status"] == "attributed", shown
+    assert (result["error_type"], result["operation"]["name"]) == blamed, shown
+    return dict(result)
