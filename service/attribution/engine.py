@@ -415,21 +415,28 @@ def _store_reads(
     of them may state the fact although no message near the top of the evidence search became
     it (a later turn said it in other words), and then the store still had it."""
     graph = walk.graph
-    read = {
-        u
-        for op in _question_reads(graph, response_op)
-        if graph.operations[op].kind == "retrieval"
-        for u in graph.inputs.get(op, ())
-        if u not in exclude
-        and (node := graph.units.get(u)) is not None
-        and node.kind == "memory"
-        and is_live(walk, node, question_time)
-    }
+    read = sorted(
+        {
+            u
+            for op in _question_reads(graph, response_op)
+            if graph.operations[op].kind == "retrieval"
+            for u in graph.inputs.get(op, ())
+            if u not in exclude and graph.units.get(u, NO_UNIT).kind == "memory"
+        }
+    )
     if not read:
         return []
-    texts = [(u, graph.units[u].text()) for u in sorted(read)]
+    # ranked first, so that only the best matches are checked for being live (a whole-store
+    # search reads every version ever written)
     query = f"{walk.case.question} {walk.case.expected_answer}"
-    return message_index(texts).rank(query, REDUNDANT_SOURCES)
+    ranked = message_index([(u, graph.units[u].text()) for u in read]).rank(query, len(read))
+    live: list[str] = []
+    for u in ranked:
+        if is_live(walk, graph.units[u], question_time):
+            live.append(u)
+            if len(live) == REDUNDANT_SOURCES:
+                break
+    return live
 
 
 def _question_reads(graph: CaseGraph, response_op: str) -> frozenset[str]:
