@@ -27,9 +27,14 @@ NODES_PER_TRANSACTION = 10_000
 async def _operation_ids(
     tx: AsyncManagedTransaction, project: str, session_id: str | None, before: datetime | None
 ) -> list[str]:
-    result = await tx.run(
-        query("deletion/select_operations"), project=project, session_id=session_id, before=before
-    )
+    if session_id is not None:
+        result = await tx.run(
+            query("deletion/select_session_operations"), project=project, session_id=session_id
+        )
+    else:
+        result = await tx.run(
+            query("deletion/select_operations_before"), project=project, before=before
+        )
     return [record["id"] async for record in result]
 
 
@@ -55,7 +60,8 @@ async def _delete_operations(
 async def delete_operations(
     session: AsyncSession, project: str, session_id: str | None, before: datetime | None
 ) -> DeletionCounts:
-    """Delete the selected operations and what only they explain (see the .cypher file)."""
+    """Delete one session's operations (``session_id``) or those recorded ``before`` a time,
+    and what only they explain (``cypher/deletion/``)."""
     ids = await session.execute_read(_operation_ids, project, session_id, before)
     total = DeletionCounts()
     for start in range(0, len(ids), OPERATIONS_PER_TRANSACTION):

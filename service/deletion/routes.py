@@ -23,8 +23,11 @@ router = APIRouter(tags=["deletion"])
 async def delete_session(
     session_id: str, session: SessionDep, project: ProjectDep
 ) -> DeletionCounts:
-    """Delete one session's operations (``session_id``), the cases they answered, and the units
-    nothing else refers to afterwards: how to honour a user's deletion request. Idempotent."""
+    """Delete one session's operations (those naming it as ``session_id`` or
+    ``conversation_id``, the session ``GET /sessions/{id}`` shows), the cases they answered, and
+    the units nothing else refers to afterwards: how to honour a user's deletion request. A
+    message naming the conversation that an operation outside it still reads stays with that
+    operation. Idempotent."""
     return await deletion.delete_session(session, project, session_id)
 
 
