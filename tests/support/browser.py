@@ -40,5 +40,5 @@ class Watched:
     def open_case(self, service: ServiceHandle, project: str, case_id: str) -> Page:
         response = self.page.goto(f"{service.url}/ui/cases/{case_id}?project={project}")
         assert response is not None and response.status == 200
-        self.page.wait_for_function("() => document.body.dataset.graphReady === 'true'")
+        self.page.wait_for_function("() => document.body?.dataset.graphReady === 'true'")
         return self.page

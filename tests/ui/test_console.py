@@ -60,7 +60,7 @@ def many_cases(project: str, n: int, system: str = "rag") -> dict[str, Any]:
 def open_page(watched: Watched, url: str) -> Page:
     response = watched.page.goto(url)
     assert response is not None and response.status == 200, url
-    watched.page.wait_for_function("() => document.body.dataset.ready === 'true'")
+    watched.page.wait_for_function("() => document.body?.dataset.ready === 'true'")
     return watched.page
 
 
@@ -89,7 +89,7 @@ def test_projects_page_lists_counts_and_leads_to_the_dashboard(
     assert rows[project][1] == "16" and rows[project][3:6] == ["6", "5", "83.3%"]
     assert rows[project][6].startswith("2026-05-03")
     page.click(f"#projects a:text-is('{project}')")
-    page.wait_for_function("() => document.body.dataset.ready === 'true'")
+    page.wait_for_function("() => document.body?.dataset.ready === 'true'")
     assert page.url.startswith(f"{service.url}/ui/dashboard?project={project}")
     assert watched.errors == []
 
@@ -113,7 +113,7 @@ def test_dashboard_counts_what_the_report_counts_and_links_into_the_cases(
     assert page.locator("#by-system tbody tr").count() == len(report["by_system"])
     # A count is a way into the cases it counts.
     page.click(".bars a:text-is('DeletionError')")
-    page.wait_for_function("() => document.body.dataset.ready === 'true'")
+    page.wait_for_function("() => document.body?.dataset.ready === 'true'")
     assert [row[0] for row in table_rows(page, "cases")] == ["case-3"]
     assert page.locator("#filter-error_type").input_value() == "DeletionError"
     assert watched.errors == []
@@ -144,7 +144,7 @@ def test_case_list_searches_filters_pages_and_sets_verdicts(
     first = table_rows(page, "cases")
     assert len(first) == 50 and page.text_content("#shown") == "cases 1–50"
     page.click("text=next →")
-    page.wait_for_function("() => document.body.dataset.ready === 'true'")
+    page.wait_for_function("() => document.body?.dataset.ready === 'true'")
     second = table_rows(page, "cases")
     assert page.text_content("#shown") == "cases 51–100"
     assert {r[0] for r in first}.isdisjoint(r[0] for r in second)
@@ -154,7 +154,7 @@ def test_case_list_searches_filters_pages_and_sets_verdicts(
     page.fill("#filter-session_id", "s2")
     page.select_option("#filter-sort", "newest")
     page.click("#filters button[type=submit]")
-    page.wait_for_function("() => document.body.dataset.ready === 'true'")
+    page.wait_for_function("() => document.body?.dataset.ready === 'true'")
     assert "q=ZEBRA+11" in page.url and "sort=newest" in page.url
     # zebra 11, zebra 110..119 hold "zebra 11"; of those, session s2 is i % 3 == 2.
     expected = [f"c-{i:03d}" for i in (119, 116, 113, 110, 11) if i % 3 == 2]
@@ -285,12 +285,12 @@ def test_prompt_pages_show_versions_a_diff_and_optimise_with_progress(
 
     # Its failures are a way into the cases blamed on it.
     page.click("#prompts td:nth-child(5) a")
-    page.wait_for_function("() => document.body.dataset.ready === 'true'")
+    page.wait_for_function("() => document.body?.dataset.ready === 'true'")
     assert sorted(row[0] for row in table_rows(page, "cases")) == sorted(cases)
     page.go_back()
-    page.wait_for_function("() => document.body.dataset.ready === 'true'")
+    page.wait_for_function("() => document.body?.dataset.ready === 'true'")
     page.click("#prompts a:text-is('fact-extraction')")
-    page.wait_for_function("() => document.body.dataset.ready === 'true'")
+    page.wait_for_function("() => document.body?.dataset.ready === 'true'")
     assert page.text_content("#version-1 pre") == EXTRACT_V1
     llm.script["answer"] = optimizer()  # type: ignore[attr-defined]
     page.click("#optimise")
@@ -299,7 +299,7 @@ def test_prompt_pages_show_versions_a_diff_and_optimise_with_progress(
     )
     assert "fact-extraction@2" in (page.text_content("#optimise-status") or "")
     page.reload()
-    page.wait_for_function("() => document.body.dataset.ready === 'true'")
+    page.wait_for_function("() => document.body?.dataset.ready === 'true'")
     added = page.locator("#diff .added").all_text_contents()
     assert any("Keep every date and time exactly" in line for line in added)
     assert page.locator("#version-2 dd").nth(3).locator("a").count() == 2  # motivated by
@@ -322,10 +322,10 @@ def test_audits_page_runs_an_audit_and_links_its_cases(
     # Unit and operation ids lead to their own pages, and from there on through the graph.
     deletion = expected["rows"][0]["deletion"]
     panel.locator(f"table.audit-rows a[href*='/ui/operations/']:text-is('{deletion}')").click()
-    page.wait_for_function("() => document.body.dataset.ready === 'true'")
+    page.wait_for_function("() => document.body?.dataset.ready === 'true'")
     assert page.text_content("#title") == f"Operation {deletion}"
     page.locator("#node-facts a[href*='/ui/units/']").first.click()
-    page.wait_for_function("() => document.body.dataset.ready === 'true'")
+    page.wait_for_function("() => document.body?.dataset.ready === 'true'")
     assert (page.text_content("#title") or "").startswith("Unit ")
     assert page.locator("#node-content").count() == 1
     assert watched.errors == []

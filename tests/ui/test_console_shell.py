@@ -73,7 +73,7 @@ def test_sign_in_and_refusal_pages_are_styled(keyed: ServiceHandle, browser: Bro
         assert styled(page)
         page.fill("input[name=key]", A_KEY)
         page.click("button[type=submit]")
-        page.wait_for_function("() => document.body.dataset.ready === 'true'")
+        page.wait_for_function("() => document.body?.dataset.ready === 'true'")
         assert page.url == f"{keyed.url}/ui/projects"
         refused = page.goto(f"{keyed.url}/ui/dashboard?project={B}")
         assert refused is not None and refused.status == 403
@@ -106,7 +106,7 @@ def test_case_page_has_the_console_bar_and_fits_390_pixels(
                 assert href.endswith(f"?project={project}"), href
             assert page.text_content("#project-name") == f"project {project}"
             page.locator("#nav a", has_text="Jobs").click()
-            page.wait_for_function("() => document.body.dataset.ready === 'true'")
+            page.wait_for_function("() => document.body?.dataset.ready === 'true'")
             assert page.url.startswith(f"{service.url}/ui/jobs?project={project}")
             assert watched.errors == []
         finally:

@@ -15,7 +15,7 @@ from tests.ui.test_console import NARROW, open_page, table_rows
 
 
 def _ready(watched: Watched) -> None:
-    watched.page.wait_for_function("() => document.body.dataset.ready === 'true'")
+    watched.page.wait_for_function("() => document.body?.dataset.ready === 'true'")
 
 
 def test_the_sessions_page_counts_each_session_and_opens_it(
@@ -62,7 +62,7 @@ def test_a_session_lists_its_failed_cases_first_and_links_each_case(
     assert page.locator("#no-turns").is_visible()
     assert page.locator("#session-operations tbody tr").count() == 12
     page.click("#session-cases a:text-is('case-4')")
-    watched.page.wait_for_function("() => document.body.dataset.graphReady === 'true'")
+    watched.page.wait_for_function("() => document.body?.dataset.graphReady === 'true'")
     assert page.url.startswith(f"{service.url}/ui/cases/case-4?project={project}")
     assert watched.errors == []
 
@@ -115,8 +115,10 @@ def test_the_dashboard_leads_to_the_sessions(
     assert client.post("/traces", json=demo_batch(project)).status_code == 200
     page = open_page(watched, f"{service.url}/ui/dashboard?project={project}")
     page.click("#sessions-link")
+    # the dashboard is ready too: wait for the sessions page before asking whether it is
+    sessions = f"{service.url}/ui/sessions?project={project}"
+    page.wait_for_url(lambda url: url.startswith(sessions))
     _ready(watched)
-    assert page.url.startswith(f"{service.url}/ui/sessions?project={project}")
     assert [row[0] for row in table_rows(page, "sessions")] == ["qa", "s1", "s2"]
     assert watched.errors == []
 

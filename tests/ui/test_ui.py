@@ -203,7 +203,7 @@ def test_case_list_links_to_the_case_view(
     assert client.post("/attribute/case-5", params={"project": project}).status_code == 200
     page = watched.page
     page.goto(f"{service.url}/ui/cases?project={project}&verdict=failed")
-    page.wait_for_function("() => document.body.dataset.ready === 'true'")
+    page.wait_for_function("() => document.body?.dataset.ready === 'true'")
     rows = page.locator("#cases tbody tr")
     assert rows.count() == len(DEMO_TRUTH)  # the failed ones
     cells = rows.nth(4).locator("td")
@@ -212,7 +212,7 @@ def test_case_list_links_to_the_case_view(
     assert cells.nth(3).locator("select").input_value() == "failed"
     assert cells.nth(4).text_content() == "ResponseError"
     page.click("text=case-5")
-    page.wait_for_function("() => document.body.dataset.graphReady === 'true'")
+    page.wait_for_function("() => document.body?.dataset.graphReady === 'true'")
     assert page.text_content("#question") == "How old is Biscuit?"
     assert drawn_fill(page, f"o:{DEMO_TRUTH['case-5'][1]}") == BLAMED_FILL
     assert watched.errors == []
