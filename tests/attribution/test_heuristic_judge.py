@@ -172,6 +172,22 @@ def test_a_carrier_by_words_in_a_long_unit_is_less_sure() -> None:
     assert short.confidence >= 0.8 > long.confidence
 
 
+AUDITION = Question("c-10", "What was Joanna's audition for?", "writing gig", "")
+HALF = "Joanna's audition went well. Her first passion was acting, now she shines in writing."
+FULL = "Joanna auditioned for a writing gig last week."
+
+
+def test_a_long_memory_carries_only_what_it_states_well() -> None:
+    # A buffer that still holds the evidence holds it verbatim (the walk settles that first):
+    # half of the answer's words in one of its many lines is an unsure "no", the LLM is asked.
+    filler = "\n".join(f"Line {i}: we talked about the weather and our plans." for i in range(80))
+    assert verdict(AUDITION, HALF).carries is True  # a short memory: the judge's usual line
+    partial = verdict(AUDITION, f"{filler}\n{HALF}")
+    assert partial.carries is False and partial.confidence < 0.8
+    assert verdict(AUDITION, f"{filler}\n{HALF}", kind="context").carries is True
+    assert verdict(AUDITION, f"{filler}\n{FULL}").carries is True
+
+
 def _talk(lines: int, start: int = 0) -> list[str]:
     """A conversation's worth of turns about other things, both speakers named in it."""
     topics = ["the weather", "a new recipe", "the garden", "a film", "the office", "a book"]

@@ -199,6 +199,18 @@ shares the answer's words by chance, and the likelier the segment that said it i
 update cut away. Below the ``llm`` judge's line (0.8), so the LLM is asked about it."""
 
 
+LONG_MEMORY_LINE = 0.75
+"""The carry score a memory of more than ``LONG_UNIT_SEGMENTS`` segments (a conversation
+buffer, a dump of a store) needs, instead of the judge's ``threshold``. When such a memory still
+holds the evidence it mostly holds it verbatim, which the walk settles before asking the judge
+(``walk.holds_copy``); one that does not and shares some of the answer's words has mostly kept
+another turn that shares them, or a line an update cut the fact from. Below the line it is an
+unsure "no" (0.5), so that an ``llm`` judge asks the LLM. Tune half, heuristic, no hints:
+long-context 0.740 -> 0.775 (0.772 at a line of 0.7, 0.780 at 0.95 and above); rewrite,
+observations, RAG and the shared project unchanged. A context that long is not held to it: on
+RAG (long retrieved contexts) that lost 0.05."""
+
+
 def verdict_confidence(carries: bool, score: float, topic: float, parts: int = 1) -> float:
     """How often a verdict like this one is right: the share of verdicts with this score and
     topic that agreed with the oracle on the LoCoMo tuning half (conversations 0-4; 13,000
@@ -386,6 +398,12 @@ class HeuristicJudge:
         self, question: Question, content: str, when: datetime | None = None, kind: str = ""
     ) -> Verdict:
         s, topic, parts = self._assess(question, content, when, kind)
+        if (
+            kind == "memory"
+            and parts > LONG_UNIT_SEGMENTS
+            and self.threshold <= s < LONG_MEMORY_LINE
+        ):
+            return Verdict(False, 0.5, "heuristic", score=s)
         carries = s >= self.threshold
         confidence = verdict_confidence(carries, s, topic, parts)
         return Verdict(carries, confidence, "heuristic", score=s)
