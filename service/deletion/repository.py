@@ -12,6 +12,7 @@ again (``db.write_rerun``)."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from neo4j import AsyncManagedTransaction, AsyncSession
 
@@ -25,16 +26,9 @@ NODES_PER_TRANSACTION = 10_000
 
 
 async def _operation_ids(
-    tx: AsyncManagedTransaction, project: str, session_id: str | None, before: datetime | None
+    tx: AsyncManagedTransaction, project: str, statement: str, params: dict[str, Any]
 ) -> list[str]:
-    if session_id is not None:
-        result = await tx.run(
-            query("deletion/select_session_operations"), project=project, session_id=session_id
-        )
-    else:
-        result = await tx.run(
-            query("deletion/select_operations_before"), project=project, before=before
-        )
+    result = await tx.run(query(statement), project=project, **params)
     return [record["id"] async for record in result]
 
 
@@ -56,13 +50,30 @@ async def _delete_operations(
     return counts
 
 
-@store_errors
-async def delete_operations(
-    session: AsyncSession, project: str, session_id: str | None, before: datetime | None
+async def delete_session_operations(
+    session: AsyncSession, project: str, session_id: str
 ) -> DeletionCounts:
-    """Delete one session's operations (``session_id``) or those recorded ``before`` a time,
-    and what only they explain (``cypher/deletion/``)."""
-    ids = await session.execute_read(_operation_ids, project, session_id, before)
+    """Delete one session's operations and what only they explain."""
+    return await _delete_selected(
+        session, project, "deletion/select_session_operations", {"session_id": session_id}
+    )
+
+
+async def delete_operations_before(
+    session: AsyncSession, project: str, before: datetime
+) -> DeletionCounts:
+    """Delete the operations recorded before ``before`` and what only they explain."""
+    return await _delete_selected(
+        session, project, "deletion/select_operations_before", {"before": before}
+    )
+
+
+@store_errors
+async def _delete_selected(
+    session: AsyncSession, project: str, statement: str, params: dict[str, Any]
+) -> DeletionCounts:
+    """Delete the operations ``statement`` selects, in bounded transactions."""
+    ids = await session.execute_read(_operation_ids, project, statement, params)
     total = DeletionCounts()
     for start in range(0, len(ids), OPERATIONS_PER_TRANSACTION):
         chunk = ids[start : start + OPERATIONS_PER_TRANSACTION]

@@ -14,7 +14,7 @@ from service.times import in_utc
 
 
 async def delete_session(session: AsyncSession, project: str, session_id: str) -> DeletionCounts:
-    return await deletion.delete_operations(session, project, session_id, None)
+    return await deletion.delete_session_operations(session, project, session_id)
 
 
 async def delete_before(session: AsyncSession, project: str, before: datetime) -> DeletionCounts:
@@ -27,7 +27,7 @@ async def delete_before(session: AsyncSession, project: str, before: datetime) -
     assert utc is not None  # before is given
     # Operations first: the cases they answered and the units only they used go with them.
     # What is left and still old is what no operation dates: cases and units sent on their own.
-    counts = await deletion.delete_operations(session, project, None, utc)
+    counts = await deletion.delete_operations_before(session, project, utc)
     counts = counts.plus(await deletion.delete_old_cases(session, project, utc))
     units = await deletion.delete_old_units(session, project, utc)
     return counts.plus(DeletionCounts(units=units))
