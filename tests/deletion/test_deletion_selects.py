@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 from neo4j import Driver
 
-from cypher import query
+from tests.support.plans import profiled
 
 SESSIONS, OPS = 40, 3
 
@@ -53,17 +53,6 @@ def test_a_session_named_by_its_conversation_id_is_deleted_like_one_named_by_ses
     assert client.get("/sessions/s04", params=params).status_code == 200  # the others stay
 
 
-def _operators(plan: Any) -> list[Any]:
-    return [plan, *(op for child in plan.get("children", []) for op in _operators(child))]
-
-
-def _plan(driver: Driver, statement: str, **params: Any) -> tuple[list[Any], list[str]]:
-    with driver.session() as session:
-        result = session.run("PROFILE " + query(statement), **params)
-        ids = [record["id"] for record in result]
-        return _operators(result.consume().profile), ids
-
-
 def test_both_selections_seek_an_index_and_read_only_what_they_delete(
     client: httpx.Client, project: str, neo4j_driver: Driver
 ) -> None:
@@ -77,7 +66,8 @@ def test_both_selections_seek_an_index_and_read_only_what_they_delete(
         ),
     }
     for statement, (params, selected) in selections.items():
-        plan, ids = _plan(neo4j_driver, statement, project=project, **params)
+        plan, records = profiled(neo4j_driver, statement, project=project, **params)
+        ids = [record["id"] for record in records]
         assert len(ids) == selected, statement
         kinds = {op["operatorType"].split("@")[0] for op in plan}
         assert not kinds & {"NodeIndexScan", "NodeByLabelScan", "AllNodesScan"}, statement

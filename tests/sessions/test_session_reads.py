@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 from neo4j import Driver
 
-from cypher import query
+from tests.support.plans import profiled
 from tests.support.servers import Neo4jHandle, client_of_service
 from tests.support.traces import demo_batch
 
@@ -41,23 +41,14 @@ def _many_sessions(project: str) -> dict[str, Any]:
     return {"project": project, "operations": ops}
 
 
-def _operators(plan: Any) -> list[Any]:
-    return [plan, *(op for child in plan.get("children", []) for op in _operators(child))]
-
-
-def _profile(driver: Driver, statement: str, **params: Any) -> list[Any]:
-    with driver.session() as session:
-        result = session.run("PROFILE " + query(statement), **params)
-        result.consume()
-        return _operators(result.consume().profile)
-
-
 def test_a_page_reads_its_own_sessions_only(
     client: httpx.Client, project: str, neo4j_driver: Driver
 ) -> None:
     assert client.post("/traces", json=_many_sessions(project)).status_code == 200
     limit = 10
-    plan = _profile(neo4j_driver, "sessions/list_sessions", project=project, after="", limit=limit)
+    plan, _ = profiled(
+        neo4j_driver, "sessions/list_sessions", project=project, after="", limit=limit
+    )
     seeks = [op for op in plan if op["operatorType"].startswith("NodeIndexSeek")]
     assert len(seeks) == 3  # session_id of operations, conversation_id of operations and units
     for seek in seeks:
@@ -86,7 +77,7 @@ def test_a_session_is_read_by_seeks_on_its_id(
         "sessions/session_cases": {**common, "limit": 10, "value_chars": 100},
     }
     for statement, params in reads.items():
-        plan = _profile(neo4j_driver, statement, **params)
+        plan, _ = profiled(neo4j_driver, statement, **params)
         kinds = {op["operatorType"].split("@")[0] for op in plan}
         assert not kinds & {"NodeIndexScan", "NodeByLabelScan", "AllNodesScan"}, statement
         for op in plan:
