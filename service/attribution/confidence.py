@@ -17,6 +17,9 @@ right between 0.8 and 0.9 of the time reports just below this line (``BELOW_RELI
 the line keeps its promise; every other confidence is the accuracy as measured."""
 BELOW_RELIABLE = 0.79
 
+INCONCLUSIVE_CONFIDENCE = 0.3
+"""The most an ``inconclusive`` result claims: something it rests on was not decided."""
+
 TABLE: dict[tuple[str, bool], tuple[tuple[float, float], ...]] = {
     # measured by ``python -m benchmarks.attribution calibrate`` (LoCoMo tuning half: observations,
     # RAG and long-context traces, heuristic judge); the comment counts the cases behind each level

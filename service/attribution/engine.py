@@ -31,23 +31,23 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Protocol
 
-from service.attribution.confidence import calibrated
+from service.attribution.confidence import INCONCLUSIVE_CONFIDENCE, calibrated
 from service.attribution.construction import Loss, builders, follow, is_live, loss_reason
-from service.attribution.graph import READ_KINDS, CaseGraph, NodeRead, ScopeRead
+from service.attribution.graph import READ_KINDS, CaseGraph, NodeRead
 from service.attribution.judges.base import CachedJudge, Question, Verdict
 from service.attribution.models import (
     AttributionResult,
     BlamedOperation,
     Searched,
 )
-from service.attribution.scope import Scope, recorded_at, recorded_by, scope_of
+from service.attribution.scope import recorded_at, recorded_by, scope_of
 from service.attribution.search import fuse, message_index
+from service.attribution.second_reading import second_reading, stricter_judge
+from service.attribution.source import GraphSource, RememberedSource
 from service.attribution.walk import NO_UNIT, CaseFacts, Walk
 from service.llm.models import Cost
 
-INCONCLUSIVE_CONFIDENCE = 0.3
 REDUNDANT_SOURCES = 8
 SURE_CARRIER = 0.8
 SEED_ROUNDS = (8, 24, 64, 400)
@@ -57,21 +57,6 @@ finds most. The last round reads most of a conversation (LoCoMo's hold 300-700 t
 oracle as judge, stopping after 96 left 2-3% of cases without their evidence (a stand-in blamed,
 ``inconclusive``). A judge sure that a message says nothing of the question costs no LLM call in
 it (``judges.llm`` asks only about unsure verdicts), so the LLM calls per case did not grow."""
-
-
-class GraphSource(Protocol):
-    """Where the walk gets more of the graph, decoded; the service backs it with the
-    repository."""
-
-    async def descendants(self, unit_ids: list[str]) -> list[NodeRead]:
-        """Everything derived from ``unit_ids`` (the units included)."""
-        ...
-
-    async def scope_messages(self, scope: Scope) -> ScopeRead:
-        """The source messages in ``scope`` (see :mod:`.scope`) recorded no later than
-        ``scope.until``, latest first (a message's ``ts`` is when it was recorded), and whether
-        a limit cut them."""
-        ...
 
 
 def _result(
@@ -116,8 +101,34 @@ async def attribute(
     """Walk ``graph`` (the answer's ancestors) for ``case``, fetching more from ``source``.
 
     ``evidence_descent``: what derives from the case's evidence units, when the caller read it
-    with the ancestors (in the same transaction); else it is asked of ``source``."""
-    search = Searched()  # what the evidence search read, filled in as it reads
+    with the ancestors (in the same transaction); else it is asked of ``source``.
+
+    A heuristic result that would say ``attributed`` is walked again with a stricter line
+    (:mod:`.second_reading`), reading nothing new; it stays ``attributed`` only if that walk
+    blames the same operation."""
+    started = time.perf_counter()
+    source = RememberedSource(source)
+    ranking = _Ranking(source, Searched())
+    result = await _walk_case(case, graph, judge, ranking, evidence_descent)
+    stricter = stricter_judge(judge.inner)
+    if result.status != "attributed" or stricter is None:
+        return result
+    check = await _walk_case(case, graph, CachedJudge(stricter), ranking, evidence_descent)
+    result = second_reading(result, check)
+    result.cost.seconds = round(time.perf_counter() - started, 4)
+    return result
+
+
+async def _walk_case(
+    case: CaseFacts,
+    graph: CaseGraph,
+    judge: CachedJudge,
+    ranking: _Ranking,
+    evidence_descent: list[NodeRead] | None,
+) -> AttributionResult:
+    """One walk of the case with ``judge``; the scope's ranked messages (and what their search
+    read, ``ranking.search``) come from ``ranking``."""
+    source, search = ranking.source, ranking.search
     finish = functools.partial(_result, case, judge, time.perf_counter(), graph, search)
     llm_verdict = judge.verdict_confidence
     if case.verdict != "failed":
@@ -149,7 +160,6 @@ async def attribute(
     # unit is judged, so that every verdict (cached for the case) is made with it.
     searched = not evidence
     stand_in = False
-    ranking = _Ranking(source, search)
     if searched:
         evidence, stand_in = await _search_evidence(walk, ranking)
         if not evidence:

@@ -97,8 +97,9 @@ class AttributionResult(BaseModel):
     decided_by: str | None = Field(
         None,
         description="Set on an inconclusive result: what would decide it (the verdicts the "
-        "judge could not give, the evidence to name, an operation to record). Its operation "
-        "and error_type, where given, are the best candidate.",
+        "judge could not give, the evidence to name, an operation to record, or the operation "
+        "a stricter reading of the heuristic's verdicts blames instead). Its operation and "
+        "error_type, where given, are the best candidate.",
     )
     searched: Searched = Field(default_factory=Searched)
     judge: JudgeInfo

@@ -238,6 +238,10 @@ def verdict_confidence(carries: bool, score: float, topic: float, parts: int = 1
     return 0.99
 
 
+_Score = tuple[float, float, int]  # carry score, topic, segments (``HeuristicJudge._assess``)
+SCORED_QUESTIONS = 4
+
+
 class HeuristicJudge:
     """Lexical judge. ``threshold`` is the carry score; confidence: :func:`verdict_confidence`.
 
@@ -256,6 +260,28 @@ class HeuristicJudge:
         self.threshold = threshold
         self.cost = Cost()
         self._needs: dict[Question, _Need] = {}
+        # scores by question and unit text, for the last few questions (a case asks with and
+        # without its evidence's text): a judge at another line (``at_line``) shares them, so
+        # that a second reading of a case scores nothing twice
+        self._scores: dict[Question, dict[tuple[str, datetime | None, str], _Score]] = {}
+
+    def at_line(self, threshold: float) -> HeuristicJudge:
+        """This judge with another carry line, sharing the scores it has computed."""
+        other = HeuristicJudge(threshold)
+        other._scores = self._scores
+        return other
+
+    def _scored(self, question: Question, content: str, when: datetime | None, kind: str) -> _Score:
+        scores = self._scores.get(question)
+        if scores is None:
+            if len(self._scores) >= SCORED_QUESTIONS:
+                del self._scores[next(iter(self._scores))]  # the oldest question's
+            scores = self._scores[question] = {}
+        key = (content, when, kind)
+        got = scores.get(key)
+        if got is None:
+            got = scores[key] = self._assess(question, content, when, kind)
+        return got
 
     def _need(self, question: Question) -> _Need:
         need = self._needs.get(question)
@@ -397,7 +423,7 @@ class HeuristicJudge:
     def verdict(
         self, question: Question, content: str, when: datetime | None = None, kind: str = ""
     ) -> Verdict:
-        s, topic, parts = self._assess(question, content, when, kind)
+        s, topic, parts = self._scored(question, content, when, kind)
         if (
             kind == "memory"
             and parts > LONG_UNIT_SEGMENTS
