@@ -98,7 +98,9 @@ STORIES = [
         "DeletionError", "agents.session.pop_item", "My dog is called Biscuit.", undo_last_turn,
     ),
     Story(
-        "s-clear", ["I work as a nurse."], "What is my job?", "nurse",
+        # the question shares "work" with the turn: "What is my job?" scores exactly on the
+        # heuristic's line, which its second reading calls inconclusive (test_second_reading)
+        "s-clear", ["I work as a nurse."], "What do I work as?", "nurse",
         "DeletionError", "agents.session.clear", "I work as a nurse.", clear,
     ),
     Story(

@@ -44,6 +44,11 @@ FACTS = {
     "I work at Acme.": "User works at Acme.",
     "I started playing chess.": "User plays chess.",
 }
+UNSURE = {"q-sister"}
+"""Cases whose result is ``inconclusive`` though it names the right operation: "User's sibling
+resides in Denver" states the answer in none of the question's words, a carry score on the
+heuristic judge's line, and the stricter second reading (``attribution.second_reading``) blames
+the extraction instead."""
 ANSWERS = {
     "What is my dog called?": "I do not know your dog's name.",
     "Which city do I live in?": "I do not know where you live.",
@@ -162,7 +167,8 @@ def test_each_failure_type_is_blamed_on_its_operation(
     found = {}
     for case_id in expected:
         result = client.post(f"/attribute/{case_id}", params={"project": project}).json()
-        assert result.get("status") == "attributed", (case_id, result)
+        status = "inconclusive" if case_id in UNSURE else "attributed"
+        assert result.get("status") == status, (case_id, result)
         blamed = result["operation"]
         trace_hex = blamed["id"].split(":")[1]
         turn = next(label for label, t in agent.traces.items() if f"{t:032x}" == trace_hex)
