@@ -260,6 +260,14 @@ class Settings(BaseSettings):
         "to narrow (the same bounds as POST /cypher's: a read-access transaction, never "
         "retried, the service giving up 2 s after Neo4j should have).",
     )
+    session_count_cap: int = Field(
+        10_000,
+        ge=1,
+        description="Where a session's counts stop (GET /sessions, GET /sessions/{id}): past "
+        "it a count reads as this number, `capped` is true and the session's first and last "
+        "times are not given. Each count reads at most this many nodes plus one, so a page of "
+        "sessions stamped on millions of operations stays within the read budget.",
+    )
     audit_candidate_scan: int = Field(
         20_000,
         ge=1,

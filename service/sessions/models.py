@@ -22,6 +22,7 @@ class SessionBounds:
     operations: int
     cases: int
     value_chars: int
+    counted: int  # where the summary's counts stop (``MEMTRACE_SESSION_COUNT_CAP``)
 
 
 class SessionSummary(BaseModel):
@@ -32,8 +33,17 @@ class SessionSummary(BaseModel):
     operations: int = Field(description="Operations naming it (session_id or conversation_id).")
     cases: int = Field(description="Cases whose answer the session gave.")
     failed_cases: int
-    first_at: datetime | None = Field(None, description="Its earliest operation or turn time.")
-    last_at: datetime | None = Field(None, description="Its latest operation or turn time.")
+    capped: bool = Field(
+        False,
+        description="A count reached MEMTRACE_SESSION_COUNT_CAP and stopped there: the counts "
+        "are lower bounds, and first_at and last_at are not given.",
+    )
+    first_at: datetime | None = Field(
+        None, description="Its earliest operation or turn time (none when capped)."
+    )
+    last_at: datetime | None = Field(
+        None, description="Its latest operation or turn time (none when capped)."
+    )
 
 
 class SessionList(BaseModel):

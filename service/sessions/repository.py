@@ -43,6 +43,7 @@ def _summary(row: dict[str, Any]) -> SessionSummary:
         operations=row["operations"],
         cases=row["cases"],
         failed_cases=row["failed_cases"],
+        capped=row["capped"],
         first_at=from_epoch(row["first_at"]),
         last_at=from_epoch(row["last_at"]),
     )
@@ -74,16 +75,19 @@ def _turn(index: int, row: dict[str, Any]) -> Turn:
     )
 
 
-async def _summaries(tx: AsyncTransaction, project: str, ids: list[str]) -> list[SessionSummary]:
-    result = await tx.run(query("sessions/session_summaries"), project=project, ids=ids)
+async def _summaries(
+    tx: AsyncTransaction, project: str, ids: list[str], cap: int
+) -> list[SessionSummary]:
+    result = await tx.run(query("sessions/session_summaries"), project=project, ids=ids, cap=cap)
     return [_summary(record.data()) async for record in result]
 
 
 async def list_sessions(
-    session: AsyncSession, deadline: Deadline, project: str, after: str, limit: int
+    session: AsyncSession, deadline: Deadline, project: str, after: str, limit: int, cap: int
 ) -> list[SessionSummary]:
     """At most ``limit`` sessions of the project whose ids sort after ``after``, in id order,
-    each counted (``cypher/sessions/session_summaries``); ``ReadTimedOut`` past ``deadline``."""
+    each counted up to ``cap`` (``cypher/sessions/session_summaries``); ``ReadTimedOut`` past
+    ``deadline``."""
 
     async def work(tx: AsyncTransaction) -> list[SessionSummary]:
         result = await tx.run(
@@ -91,7 +95,7 @@ async def list_sessions(
         )
         record = await result.single()
         ids = list(record["ids"]) if record else []
-        return await _summaries(tx, project, ids) if ids else []
+        return await _summaries(tx, project, ids, cap) if ids else []
 
     return await read_within(session, deadline, work)
 
@@ -152,7 +156,7 @@ async def read_session(
     ``ReadTimedOut`` past ``deadline``."""
 
     async def work(tx: AsyncTransaction) -> SessionParts | None:
-        found = await _summaries(tx, project, [session_id])
+        found = await _summaries(tx, project, [session_id], bounds.counted)
         if not found:
             return None
         return (

@@ -31,11 +31,14 @@ async def list_sessions(
     limit: Annotated[int, limit_query(200, "At most this many sessions.")] = 50,
 ) -> SessionList:
     """The project's sessions (conversations) in id order, each with its number of turns,
-    operations, cases and failed cases, and its first and last time. A session is named by an
+    operations, cases and failed cases (each up to `MEMTRACE_SESSION_COUNT_CAP`: past it,
+    `capped`), and its first and last time. A session is named by an
     operation's `session_id` or by a `conversation_id` attribute; what names none is in no
     session. The reads share the audits' time budget (`MEMTRACE_AUDIT_TIMEOUT_S`): past it, a
     422 saying what to narrow."""
-    return await sessions.list_sessions(session, project, after, limit, settings.audit_timeout_s)
+    return await sessions.list_sessions(
+        session, project, after, limit, settings.audit_timeout_s, settings.session_count_cap
+    )
 
 
 @router.get("/{session_id:id}", response_model=SessionView, responses=responses(404, 422, 503))
@@ -51,7 +54,7 @@ async def get_session(
     that consumed it and what they produced), its first operations, and the cases it asked with
     their verdicts and stored attributions. 404 when nothing in the project names it; a 422
     saying what to narrow past the audits' time budget (`MEMTRACE_AUDIT_TIMEOUT_S`)."""
-    bounds = sessions.session_bounds(skip, limit)
+    bounds = sessions.session_bounds(skip, limit, settings.session_count_cap)
     return await sessions.get_session(
         session, project, session_id, bounds, settings.audit_timeout_s
     )

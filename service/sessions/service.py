@@ -22,14 +22,22 @@ VALUE_CHARS = 2000
 
 
 async def list_sessions(
-    session: AsyncSession, project: str, after: str | None, limit: int, budget_s: float
+    session: AsyncSession,
+    project: str,
+    after: str | None,
+    limit: int,
+    budget_s: float,
+    counted: int,
 ) -> SessionList:
     """A page of the project's sessions in id order, after the cursor ``after`` (none: from the
-    first); ``next_after`` is set when the page is full (a next page may hold more).
+    first), each counted up to ``counted``; ``next_after`` is set when the page is full (a next
+    page may hold more).
     ``ReadTimedOut`` (422) saying what narrows it when the reads take over ``budget_s``."""
     deadline = Deadline.starting_now(budget_s)
     try:
-        found = await sessions.list_sessions(session, deadline, project, after or "", limit)
+        found = await sessions.list_sessions(
+            session, deadline, project, after or "", limit, counted
+        )
     except ReadTimedOut as e:
         raise ReadTimedOut(
             f"{e.message} while counting a page of {limit} sessions; ask for fewer (limit)",
@@ -39,8 +47,9 @@ async def list_sessions(
     return SessionList(sessions=found, next_after=found[-1].id if full else None)
 
 
-def session_bounds(skip: int, limit: int) -> SessionBounds:
-    """The bounds of one session answer: turns ``skip`` to ``skip + limit``, the rest fixed."""
+def session_bounds(skip: int, limit: int, counted: int) -> SessionBounds:
+    """The bounds of one session answer: turns ``skip`` to ``skip + limit``, counts stopping at
+    ``counted``, the rest fixed."""
     return SessionBounds(
         skip=skip,
         turns=limit,
@@ -49,6 +58,7 @@ def session_bounds(skip: int, limit: int) -> SessionBounds:
         operations=SESSION_OPERATIONS,
         cases=SESSION_CASES,
         value_chars=VALUE_CHARS,
+        counted=counted,
     )
 
 

@@ -1,6 +1,7 @@
 """What a session read costs, from Neo4j's own profile: a page of the list reads the nodes of
 its own sessions (and of the next one), not every session of the project, and a session is
-read by index seeks on its id, never a scan; past its time budget a read is a 422."""
+read by index seeks on its id, never a scan; a session's counts stop at a cap, however long it
+grew; past its time budget a read is a 422."""
 
 from __future__ import annotations
 
@@ -64,7 +65,7 @@ def test_a_session_is_read_by_seeks_on_its_id(
     assert client.post("/traces", json=_many_sessions(project)).status_code == 200
     common = {"project": project, "session_id": "s007"}
     reads = {
-        "sessions/session_summaries": {"project": project, "ids": ["s007"]},
+        "sessions/session_summaries": {"project": project, "ids": ["s007"], "cap": 100},
         "sessions/session_turns": {
             **common,
             "skip": 0,
@@ -100,3 +101,67 @@ def test_a_read_past_its_budget_is_a_422_saying_what_to_narrow(
             body = stopped.json()
             assert body["error"] == "query_failed"
             assert "time budget of 1e-06 s" in body["message"] and narrow in body["message"]
+
+
+CAP, LONG = 5, 12
+
+
+def _long_session(project: str) -> dict[str, Any]:
+    """Session "long": LONG operations, each reading a message of its own and answering a
+    failed case; session "short": two operations."""
+    ops, cases = [], []
+    for s, n in (("long", LONG), ("short", 2)):
+        for i in range(n):
+            ops.append(
+                {
+                    "id": f"{s}-op-{i}",
+                    "name": "respond",
+                    "kind": "response",
+                    "session_id": s,
+                    "ts": f"2026-06-01T10:{i:02d}:00Z",
+                    "inputs": [{"id": f"{s}-m-{i}", "kind": "message", "content": "hi"}],
+                    "outputs": [{"id": f"{s}-a-{i}", "kind": "answer", "content": "no"}],
+                }
+            )
+            cases.append(
+                {
+                    "id": f"{s}-case-{i}",
+                    "question": "q?",
+                    "expected_answer": "yes",
+                    "verdict": "failed",
+                    "answer_unit": f"{s}-a-{i}",
+                }
+            )
+    return {"project": project, "operations": ops, "cases": cases}
+
+
+def test_a_sessions_counts_stop_at_the_cap(
+    neo4j: Neo4jHandle, workdir: Path, neo4j_driver: Driver
+) -> None:
+    with client_of_service(neo4j, workdir, MEMTRACE_SESSION_COUNT_CAP=str(CAP)) as capped:
+        project = "capped-sessions"
+        assert capped.post("/traces", json=_long_session(project)).status_code == 200
+        listed = capped.get("/sessions", params={"project": project}).json()["sessions"]
+        rows = {row["id"]: row for row in listed}
+        long, short = rows["long"], rows["short"]
+        assert (long["operations"], long["turns"], long["cases"]) == (CAP, CAP, CAP)
+        assert long["failed_cases"] == CAP
+        assert long["capped"] is True and long["first_at"] is None and long["last_at"] is None
+        assert (short["operations"], short["turns"], short["cases"]) == (2, 2, 2)
+        assert short["capped"] is False
+        assert (short["first_at"], short["last_at"]) == (
+            "2026-06-01T10:00:00Z",
+            "2026-06-01T10:01:00Z",
+        )
+        # the session's own page says the same
+        view = capped.get("/sessions/long", params={"project": project}).json()
+        assert view["summary"] == long
+    # each branch of the count reads at most CAP + 1 of the session's LONG operations
+    plan, _ = profiled(
+        neo4j_driver, "sessions/session_summaries", project=project, ids=["long"], cap=CAP
+    )
+    seeks = [op for op in plan if op["operatorType"].startswith("NodeIndexSeek")]
+    assert seeks
+    assert any(op["rows"] == CAP + 1 for op in seeks), [op["rows"] for op in seeks]
+    for seek in seeks:
+        assert seek["rows"] <= CAP + 1, seek["args"]["Details"]

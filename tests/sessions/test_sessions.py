@@ -41,6 +41,7 @@ def test_the_demo_has_three_sessions_counted(client: httpx.Client, project: str)
         "operations": 2,
         "cases": 0,
         "failed_cases": 0,
+        "capped": False,
         # msg-1 at 10:00, op-update-1 at 10:04
         "first_at": "2026-05-01T10:00:00Z",
         "last_at": "2026-05-01T10:04:00Z",

@@ -14,11 +14,13 @@
   }
 
   function facts(s) {
+    // past the service's count cap (MEMTRACE_SESSION_COUNT_CAP) a count is a lower bound
+    const atLeast = (n) => (s.capped ? `≥ ${n}` : n);
     return el("dl", { class: "facts", id: "session-facts" },
-      el("dt", { text: "turns" }), el("dd", { text: s.turns }),
-      el("dt", { text: "operations" }), el("dd", { text: s.operations }),
-      el("dt", { text: "cases" }), el("dd", { text: s.cases }),
-      el("dt", { text: "failed" }), el("dd", { text: s.failed_cases }),
+      el("dt", { text: "turns" }), el("dd", { text: atLeast(s.turns) }),
+      el("dt", { text: "operations" }), el("dd", { text: atLeast(s.operations) }),
+      el("dt", { text: "cases" }), el("dd", { text: atLeast(s.cases) }),
+      el("dt", { text: "failed" }), el("dd", { text: atLeast(s.failed_cases) }),
       el("dt", { text: "from" }), el("dd", { text: when(s.first_at) }),
       el("dt", { text: "to" }), el("dd", { text: when(s.last_at) }),
     );

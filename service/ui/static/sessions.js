@@ -1,6 +1,7 @@
 // /ui/sessions: the project's sessions (conversations) from GET /sessions, in id order, a page
 // at a time (the URL holds the cursor, so a page can be bookmarked); each row counts the
-// session's turns, operations, cases and failures and links to its session page.
+// session's turns, operations, cases and failures (lower bounds, "≥", past the service's count
+// cap) and links to its session page.
 "use strict";
 
 (function () {
@@ -15,6 +16,11 @@
     "attribute, and the messages they read. Operations whose trace names no conversation are in ",
     "no session: find them through the cases.");
 
+  // a session over the service's count cap (MEMTRACE_SESSION_COUNT_CAP) has at least this many
+  function counted(row, n) {
+    return row.capped ? `≥ ${n}` : n;
+  }
+
   function pager(next) {
     const first = after ? link(page("sessions", {}), "← first page") : null;
     const more = next ? link(page("sessions", { after: next }), "next →") : null;
@@ -25,10 +31,10 @@
     const found = await api("sessions", { after, limit: PAGE_SIZE });
     const columns = [
       ["session", (r) => link(page("sessions", {}, r.id), r.id)],
-      ["turns", (r) => r.turns],
-      ["operations", (r) => r.operations],
-      ["cases", (r) => r.cases],
-      ["failed", (r) => r.failed_cases],
+      ["turns", (r) => counted(r, r.turns)],
+      ["operations", (r) => counted(r, r.operations)],
+      ["cases", (r) => counted(r, r.cases)],
+      ["failed", (r) => counted(r, r.failed_cases)],
       ["first", (r) => when(r.first_at)],
       ["last", (r) => when(r.last_at)],
     ];
