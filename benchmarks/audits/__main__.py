@@ -6,6 +6,7 @@ VARIANTS = {
     "latency": "latency",
     "ancestry": "ancestry",
     "long-entry": "long_entry",
+    "long-session": "long_session",
     "case-search": "case_search",
     "report-counts": "report_counts",
 }

@@ -7,7 +7,10 @@
 // A session nothing names any longer is left out. The hints keep each branch on its index
 // seek (without them the planner was seen to scan the (project, kind) index and filter it).
 // Each count stops past $cap: every branch reads at most $cap + 1 nodes, so a session stamped
-// on a million operations costs what one of $cap does. `capped` says a count stopped there;
+// on a million operations costs what one of $cap does. The turns and cases seek the session's
+// operations again rather than unwind `ops`: a UNION keys its distinct rows on what the
+// subquery imports, and a list of N operations imported into each of N rows held N^2 in memory
+// (a session of 4,000 operations went past Neo4j's 512 MB per transaction). `capped` says a count stopped there;
 // then the counts are at least what they say, and the times (of the nodes read, not the
 // session's) are null. `first_at` / `last_at` are [epoch seconds, nanosecond, offset seconds]
 // (service/neo4j_values.py: from_epoch).
@@ -25,7 +28,19 @@ WITH id, COLLECT {
     LIMIT $cap + 1
   } AS ops
 WITH id, ops, COLLECT {
-    UNWIND ops AS o
+    MATCH (o:Operation {project: $project, session_id: id})
+    USING INDEX SEEK o:Operation(project, session_id)
+    WITH o
+    LIMIT $cap + 1
+    MATCH (o)-[:CONSUMES]->(m:Unit)
+    WHERE m.kind = 'message'
+    RETURN m
+    LIMIT $cap + 1
+    UNION
+    MATCH (o:Operation {project: $project, conversation_id: id})
+    USING INDEX SEEK o:Operation(project, conversation_id)
+    WITH o
+    LIMIT $cap + 1
     MATCH (o)-[:CONSUMES]->(m:Unit)
     WHERE m.kind = 'message'
     RETURN m
@@ -38,7 +53,18 @@ WITH id, ops, COLLECT {
     LIMIT $cap + 1
   } AS turns
 WITH id, ops, turns, COLLECT {
-    UNWIND ops AS o
+    MATCH (o:Operation {project: $project, session_id: id})
+    USING INDEX SEEK o:Operation(project, session_id)
+    WITH o
+    LIMIT $cap + 1
+    MATCH (o)<-[:PRODUCED_BY]-(:Unit)<-[:ANSWERED_BY]-(c:Case)
+    RETURN c
+    LIMIT $cap + 1
+    UNION
+    MATCH (o:Operation {project: $project, conversation_id: id})
+    USING INDEX SEEK o:Operation(project, conversation_id)
+    WITH o
+    LIMIT $cap + 1
     MATCH (o)<-[:PRODUCED_BY]-(:Unit)<-[:ANSWERED_BY]-(c:Case)
     RETURN c
     LIMIT $cap + 1
