@@ -127,6 +127,29 @@ def at_once(client: httpx.Client, path: str, params: dict[str, Any], n: int) -> 
     return {**summary(runs), "wall_s": round(time.perf_counter() - started, 3)}
 
 
+def before_and_after(
+    stack: ExitStack, uri: str, workdir: Path, before: Path, timeout_s: float
+) -> dict[str, httpx.Client]:
+    """A client of each of two services on the Neo4j at ``uri``: ``after`` runs this checkout,
+    ``before`` the one at ``before``; both stop when ``stack`` closes."""
+    services = {
+        "after": stack.enter_context(run_service(uri, workdir, ready_s=300)),
+        "before": stack.enter_context(
+            run_service(
+                uri,
+                workdir,
+                checkout=before,
+                ready_s=300,
+                PYTHONPATH=f"{before}{os.pathsep}{before / 'clients' / 'python'}",
+            )
+        ),
+    }
+    return {
+        code: stack.enter_context(httpx.Client(base_url=service.url, timeout=timeout_s))
+        for code, service in services.items()
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--before", type=Path, required=True, help="checkout before the change")
@@ -158,22 +181,7 @@ def main(argv: list[str] | None = None) -> None:
         fresh_neo4j(heap="1g", pagecache="1g") as local,
         ExitStack() as stack,
     ):
-        services = {
-            "after": stack.enter_context(run_service(local.uri, Path(tmp), ready_s=300)),
-            "before": stack.enter_context(
-                run_service(
-                    local.uri,
-                    Path(tmp),
-                    checkout=before,
-                    ready_s=300,
-                    PYTHONPATH=f"{before}{os.pathsep}{before / 'clients' / 'python'}",
-                )
-            ),
-        }
-        clients = {
-            code: stack.enter_context(httpx.Client(base_url=service.url, timeout=1800))
-            for code, service in services.items()
-        }
+        clients = before_and_after(stack, local.uri, Path(tmp), before, timeout_s=1800)
         sizes: dict[str, Any] = {}
         for n in args.versions:
             project = f"entry-{n}"

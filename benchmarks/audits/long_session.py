@@ -24,11 +24,9 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-import httpx
-
-from benchmarks.audits.long_entry import CODES, repeated, wait_idle
+from benchmarks.audits.long_entry import CODES, before_and_after, repeated, wait_idle
 from benchmarks.figures import save
-from tests.support.servers import REPO, fresh_neo4j, run_service
+from tests.support.servers import REPO, fresh_neo4j
 
 COMMAND = "python -m benchmarks.audits long-session"
 SHORT_SESSIONS = 20
@@ -89,22 +87,7 @@ def main(argv: list[str] | None = None) -> None:
         fresh_neo4j(heap="2g", pagecache="1g") as local,
         ExitStack() as stack,
     ):
-        services = {
-            "after": stack.enter_context(run_service(local.uri, Path(tmp), ready_s=300)),
-            "before": stack.enter_context(
-                run_service(
-                    local.uri,
-                    Path(tmp),
-                    checkout=before,
-                    ready_s=300,
-                    PYTHONPATH=f"{before}{os.pathsep}{before / 'clients' / 'python'}",
-                )
-            ),
-        }
-        clients = {
-            code: stack.enter_context(httpx.Client(base_url=service.url, timeout=600))
-            for code, service in services.items()
-        }
+        clients = before_and_after(stack, local.uri, Path(tmp), before, timeout_s=600)
         sizes: dict[str, Any] = {}
         for n in args.operations:
             project = f"sessions-{n}"
