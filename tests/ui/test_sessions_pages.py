@@ -4,12 +4,13 @@ with verdicts linking to their case pages, and the ways in from the dashboard an
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from tests.support.browser import Watched
-from tests.support.servers import ServiceHandle
+from tests.support.servers import Neo4jHandle, ServiceHandle, client_of_service
 from tests.support.traces import demo_batch
 from tests.ui.test_console import NARROW, open_page, table_rows
 
@@ -162,3 +163,34 @@ def test_a_session_page_fits_a_narrow_window(
         assert watched.errors == []
     finally:
         watched.context.close()
+
+
+def test_a_session_over_the_count_cap_shows_lower_bounds(
+    neo4j: Neo4jHandle, workdir: Path, watched: Watched
+) -> None:
+    ops = [
+        {
+            "id": f"op-{session}-{i}",
+            "name": "extract",
+            "kind": "extraction",
+            "session_id": session,
+            "ts": f"2026-06-01T10:00:0{i}Z",
+            "inputs": [{"id": f"m-{session}-{i}", "kind": "message", "content": f"hello {i}"}],
+        }
+        for session, n in (("long", 3), ("short", 1))
+        for i in range(n)
+    ]
+    with client_of_service(neo4j, workdir, MEMTRACE_SESSION_COUNT_CAP="2") as capped:
+        project = "capped-sessions-ui"
+        body = {"project": project, "operations": ops}
+        assert capped.post("/traces", json=body).status_code == 200
+        page = open_page(watched, f"{capped.base_url}/ui/sessions?project={project}")
+        rows = table_rows(page, "sessions")
+        # session, turns, operations, cases, failed, first, last: a capped session's counts are
+        # at least what they say, and its times are not read
+        assert rows[0] == ["long", "≥ 2", "≥ 2", "≥ 0", "≥ 0", "", ""]
+        assert rows[1][:5] == ["short", "1", "1", "0", "0"]
+        page = open_page(watched, f"{capped.base_url}/ui/sessions/long?project={project}")
+        facts = page.locator("#session-facts dd").all_text_contents()
+        assert facts[:4] == ["≥ 2", "≥ 2", "≥ 0", "≥ 0"]
+    assert watched.errors == []
