@@ -20,6 +20,13 @@ BELOW_RELIABLE = 0.79
 INCONCLUSIVE_CONFIDENCE = 0.3
 """The most an ``inconclusive`` result claims: something it rests on was not decided."""
 
+
+def inconclusive_confidence(confidence: float | None) -> float:
+    """What an ``inconclusive`` result of this confidence reports: at most
+    :data:`INCONCLUSIVE_CONFIDENCE` (none given: 0)."""
+    return min(confidence or 0.0, INCONCLUSIVE_CONFIDENCE)
+
+
 TABLE: dict[tuple[str, bool], tuple[tuple[float, float], ...]] = {
     # measured by ``python -m benchmarks.attribution calibrate`` (LoCoMo tuning half: observations,
     # RAG and long-context traces, heuristic judge); the comment counts the cases behind each level

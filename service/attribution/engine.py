@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import time
 
-from service.attribution.confidence import INCONCLUSIVE_CONFIDENCE, calibrated
+from service.attribution.confidence import calibrated, inconclusive_confidence
 from service.attribution.construction import Loss, builders, follow, is_live, loss_reason
 from service.attribution.graph import READ_KINDS, CaseGraph, NodeRead
 from service.attribution.judges.base import CachedJudge, Question, Verdict
@@ -71,9 +71,8 @@ def _result(
     cost.seconds = round(time.perf_counter() - started, 4)
     if fields.get("status") == "inconclusive":  # a judge could not decide: never sure of it
         confidence = fields.get("confidence")
-        fields["confidence"] = min(
-            float(confidence) if isinstance(confidence, int | float) else 0.0,
-            INCONCLUSIVE_CONFIDENCE,
+        fields["confidence"] = inconclusive_confidence(
+            float(confidence) if isinstance(confidence, int | float) else None
         )
     return AttributionResult(
         case_id=case.id,

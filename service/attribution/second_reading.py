@@ -25,7 +25,7 @@ it again would cost calls.
 
 from __future__ import annotations
 
-from service.attribution.confidence import INCONCLUSIVE_CONFIDENCE
+from service.attribution.confidence import inconclusive_confidence
 from service.attribution.judges.base import HeuristicStandIn, Judge
 from service.attribution.judges.heuristic import HeuristicJudge
 from service.attribution.models import AttributionResult
@@ -46,7 +46,7 @@ def stricter_judge(judge: Judge) -> Judge | None:
 
 def second_reading(result: AttributionResult, check: AttributionResult) -> AttributionResult:
     """``result`` as it stands when the stricter reading ``check`` blames the same operation;
-    else ``inconclusive`` (confidence at most ``INCONCLUSIVE_CONFIDENCE``), naming what
+    else ``inconclusive`` (its confidence capped as every inconclusive one's is), naming what
     the stricter reading blames in ``decided_by``."""
     first = result.operation.id if result.operation else None
     other = check.operation
@@ -60,7 +60,7 @@ def second_reading(result: AttributionResult, check: AttributionResult) -> Attri
     return result.model_copy(
         update={
             "status": "inconclusive",
-            "confidence": min(result.confidence or 0.0, INCONCLUSIVE_CONFIDENCE),
+            "confidence": inconclusive_confidence(result.confidence),
             "decided_by": f"its verdicts sit near the heuristic's line: read more strictly, "
             f"they blame {blamed}. The llm judge's verdicts, or the case's evidence_units, "
             "would decide it",
