@@ -160,6 +160,7 @@ def record_of(
         "confidence": result.get("confidence"),
         "reason": result.get("reason"),
         "evidence_path": result.get("evidence_path"),
+        "evidence": result.get("evidence"),
         "searched_units": searched.get("units"),
         "searched_operations": searched.get("operations"),
         "llm_calls": cost.get("llm_calls", 0),

@@ -168,13 +168,15 @@ def _figures(records: list[Record]) -> str:
 
 
 def _row(name: str, judge: str, runs: dict[str, tuple[list[Record], float]]) -> list[Any]:
-    """The summary table's row: the no-hints figures first (the headline), then with hints."""
+    """The summary table's row: the no-hints figures first (the headline), then with hints. The
+    type, precision, coverage and speed columns are the no-hints run's; with ``--hints`` naming
+    no such run, the cases as built, else the run with every case hinted."""
 
     def op(hints: str) -> Any:
         records = runs.get(hints, ([], 0.0))[0]
         return round(sum(map(op_correct, records)) / len(records), 3) if records else ""
 
-    records, wall = runs.get("none") or runs["built"]
+    records, wall = runs.get("none") or runs.get("built") or runs["all"]
     quality = attributed_quality(records)
     n = len(records) or 1
     return [

@@ -82,6 +82,15 @@ def test_a_message_telling_of_the_event_is_dated_by_when_it_was_said() -> None:
     assert verdict(OPENED, said, kind="message", when=MARCH_16).carries is True
 
 
+def test_a_line_of_that_day_about_something_else_does_not_carry_the_date() -> None:
+    # it names Gina and was written that day, but says nothing of her opening the store
+    memory = "Jon finds Gina's success inspiring and her determination awesome."
+    assert verdict(OPENED, memory, kind="memory", when=MARCH_16).carries is False
+    # a memory of the event written that day still does
+    kept = "Gina opened her online clothes store, which she had dreamt of for a while."
+    assert verdict(OPENED, kept, kind="memory", when=MARCH_16).carries is True
+
+
 def test_said_on_another_day_it_does_not_carry_the_date() -> None:
     said = "Gina: Yay! My online clothing store is open! I've been dreaming of this."
     other_day = datetime(2023, 5, 2, tzinfo=UTC)
