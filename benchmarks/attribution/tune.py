@@ -5,7 +5,8 @@ tune on the tuning half only (LoCoMo conversations 0-4), never on the held-out h
 Run: ``python -m benchmarks.attribution tune --datasets locomo --half tune --misses 20``. Per
 dataset and judge: the cases as built (some name their evidence), then the same cases with no
 hints (the headline) and with every case hinted (:mod:`.hints`): op and type accuracy, precision
-and coverage of ``attributed``, and the labelled-by-predicted type matrix without hints. With
+and coverage of ``attributed``, op accuracy by what the labelled carriers say (:mod:`.stated`),
+and the labelled-by-predicted type matrix without hints. With
 ``--llm-base-url URL --llm-model NAME [--llm-api-key KEY]`` the ``llm`` and ``llm-all`` judges are
 the service's llm judge asking that endpoint over HTTP (:mod:`.endpoint`) instead of the oracle.
 """
@@ -39,6 +40,7 @@ from benchmarks.attribution.oracle import (
     units_in_prompt,
 )
 from benchmarks.attribution.run import CaseRef, Dataset
+from benchmarks.attribution.stated import by_statement, statement_classes
 from service.attribution.judges.base import Judge, Question, UnitText, Verdict
 from service.attribution.judges.heuristic import HeuristicJudge
 from service.attribution.judges.llm import LLMJudge, build_messages
@@ -244,6 +246,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--hints: choose from {', '.join(HINTS)}")
     datasets = _datasets(args.datasets.split(","), args.half, args.quick)
     oracle = Oracle.of([b for d in datasets for b in d.batches])
+    classes = statement_classes([b for d in datasets for b in d.batches], oracle)
     log = VerdictLog()
 
     def truth(ref: CaseRef) -> CaseTruth | None:
@@ -330,6 +333,8 @@ def main(argv: list[str] | None = None) -> None:
             for hints in ("none", "all"):
                 if hints in runs:
                     print(f"   hints {hints:5} {_figures(runs[hints][0])}")
+                    print(f"   hints {hints:5} op by what the labelled carriers say: ", end="")
+                    print(by_statement(runs[hints][0], classes))
             if "none" in runs:
                 print("   labelled (rows) by predicted (columns), no hints:")
                 print("\n".join("     " + line for line in confusion_matrix(runs["none"][0])))
