@@ -13,29 +13,30 @@ from service.attribution.engine import attribute
 from service.attribution.graph import CaseGraph
 from service.attribution.judges.base import CachedJudge
 from service.attribution.walk import CaseFacts
-from tests.support.scripted_judge import Scripted, _op, _unit
+from tests.support.scripted_judge import Scripted
+from tests.support.traces import op_json, unit_json
 
 
 def _conversation(reply_stored: bool) -> dict[str, Any]:
     units = [
-        _unit("q1", "query", "Hi, how are you?"),
-        _unit("ctx1", "context", ""),
-        _unit("ans1", "answer", "Hello! All good."),
-        _unit("reply", "memory", "assistant: Hello! All good."),
-        _unit("msg", "message", "Ann: I moved to Porto in May."),
-        _unit("fact", "memory", "Ann moved to Porto in May."),
-        _unit("q2", "query", "Where did Ann move in May?"),
-        _unit("ctx2", "context", "assistant: Hello! All good."),
-        _unit("ans2", "answer", "I don't know."),
+        unit_json("q1", "query", "Hi, how are you?"),
+        unit_json("ctx1", "context", ""),
+        unit_json("ans1", "answer", "Hello! All good."),
+        unit_json("reply", "memory", "assistant: Hello! All good."),
+        unit_json("msg", "message", "Ann: I moved to Porto in May."),
+        unit_json("fact", "memory", "Ann moved to Porto in May."),
+        unit_json("q2", "query", "Where did Ann move in May?"),
+        unit_json("ctx2", "context", "assistant: Hello! All good."),
+        unit_json("ans2", "answer", "I don't know."),
     ]
     ops = [
         # the first turn reads an empty store, before anything about Porto was said
-        _op("search-1", "retrieval", 0, ["q1"], ["ctx1"]),
-        _op("answer-1", "response", 1, ["q1", "ctx1"], ["ans1"]),
-        _op("store-reply", "extraction", 2, ["ans1"] if reply_stored else [], ["reply"]),
-        _op("extract", "extraction", 3, ["msg"], ["fact"]),
-        _op("search-2", "retrieval", 5, ["q2", "fact", "reply"], ["ctx2"]),
-        _op("answer-2", "response", 6, ["q2", "ctx2"], ["ans2"]),
+        op_json("search-1", "retrieval", 0, ["q1"], ["ctx1"]),
+        op_json("answer-1", "response", 1, ["q1", "ctx1"], ["ans1"]),
+        op_json("store-reply", "extraction", 2, ["ans1"] if reply_stored else [], ["reply"]),
+        op_json("extract", "extraction", 3, ["msg"], ["fact"]),
+        op_json("search-2", "retrieval", 5, ["q2", "fact", "reply"], ["ctx2"]),
+        op_json("answer-2", "response", 6, ["q2", "ctx2"], ["ans2"]),
     ]
     case = {
         "id": "case-2",

@@ -13,41 +13,27 @@ import httpx
 import pytest
 
 from tests.support.attribution import attribute
+from tests.support.traces import op_json, unit_json
 
 QUESTION = "What did Ann adopt last spring?"
 ANSWER = "a grey cat named Pixel"
 
 
-def _unit(uid: str, kind: str, content: str) -> dict[str, Any]:
-    return {"id": uid, "kind": kind, "content": content}
-
-
-def _op(oid: str, kind: str, minute: int, ins: list[str], outs: list[str]) -> dict[str, Any]:
-    return {
-        "id": oid,
-        "kind": kind,
-        "name": f"memory_system.{kind}",
-        "ts": f"2024-01-01T00:{minute:02d}:00Z",
-        "inputs": ins,
-        "outputs": outs,
-    }
-
-
 def _batch(project: str, memory: str) -> dict[str, Any]:
     units = [
-        _unit("msg", "message", "Ann: We adopted a grey cat last spring, her name is Pixel!"),
-        _unit("other", "message", "Ann: I started a pottery class on Tuesdays."),
-        _unit("mem", "memory", memory),
-        _unit("mem-2", "memory", "Ann takes a pottery class on Tuesdays."),
-        _unit("q", "query", QUESTION),
-        _unit("ctx", "context", "Ann takes a pottery class on Tuesdays."),
-        _unit("ans", "answer", "I don't know."),
+        unit_json("msg", "message", "Ann: We adopted a grey cat last spring, her name is Pixel!"),
+        unit_json("other", "message", "Ann: I started a pottery class on Tuesdays."),
+        unit_json("mem", "memory", memory),
+        unit_json("mem-2", "memory", "Ann takes a pottery class on Tuesdays."),
+        unit_json("q", "query", QUESTION),
+        unit_json("ctx", "context", "Ann takes a pottery class on Tuesdays."),
+        unit_json("ans", "answer", "I don't know."),
     ]
     ops = [
-        _op("extract", "extraction", 1, ["msg"], ["mem"]),
-        _op("extract-2", "extraction", 2, ["other"], ["mem-2"]),
-        _op("search", "retrieval", 5, ["q", "mem", "mem-2"], ["ctx"]),
-        _op("respond", "response", 6, ["q", "ctx"], ["ans"]),
+        op_json("extract", "extraction", 1, ["msg"], ["mem"]),
+        op_json("extract-2", "extraction", 2, ["other"], ["mem-2"]),
+        op_json("search", "retrieval", 5, ["q", "mem", "mem-2"], ["ctx"]),
+        op_json("respond", "response", 6, ["q", "ctx"], ["ans"]),
     ]
     case = {
         "id": "case-1",

@@ -13,34 +13,35 @@ from service.attribution.engine import attribute
 from service.attribution.graph import CaseGraph
 from service.attribution.judges.base import CachedJudge
 from service.attribution.walk import CaseFacts
-from tests.support.scripted_judge import Scripted, _op, _unit
+from tests.support.scripted_judge import Scripted
+from tests.support.traces import op_json, unit_json
 
 
 def _store() -> dict[str, Any]:
     units = [
-        _unit("msg", "message", "Ann: I moved to Porto in May."),
-        _unit("fact-a", "memory", "Ann moved to Porto in May."),
-        _unit("fact-b", "memory", "Ann lives in Porto since May."),
-        _unit("fact-c", "memory", "Ann likes the sea."),
-        _unit("a1", "memory", "Ann moved to Porto in May.", memory_id="m-a"),
-        _unit("a2", "memory", "Ann has a cat.", memory_id="m-a"),
-        _unit("b1", "memory", "Ann lives in Porto since May.", memory_id="m-b"),
-        _unit("b-gone", "tombstone", "DELETED", memory_id="m-b"),
-        _unit("c1", "memory", "Ann likes the sea.", memory_id="m-c"),
-        _unit("new", "memory", "Ann works from home.", memory_id="m-d"),
-        _unit("q", "query", "Where did Ann move in May?"),
-        _unit("ctx", "context", "Ann has a cat."),
-        _unit("ans", "answer", "I don't know."),
+        unit_json("msg", "message", "Ann: I moved to Porto in May."),
+        unit_json("fact-a", "memory", "Ann moved to Porto in May."),
+        unit_json("fact-b", "memory", "Ann lives in Porto since May."),
+        unit_json("fact-c", "memory", "Ann likes the sea."),
+        unit_json("a1", "memory", "Ann moved to Porto in May.", memory_id="m-a"),
+        unit_json("a2", "memory", "Ann has a cat.", memory_id="m-a"),
+        unit_json("b1", "memory", "Ann lives in Porto since May.", memory_id="m-b"),
+        unit_json("b-gone", "tombstone", "DELETED", memory_id="m-b"),
+        unit_json("c1", "memory", "Ann likes the sea.", memory_id="m-c"),
+        unit_json("new", "memory", "Ann works from home.", memory_id="m-d"),
+        unit_json("q", "query", "Where did Ann move in May?"),
+        unit_json("ctx", "context", "Ann has a cat."),
+        unit_json("ans", "answer", "I don't know."),
     ]
     ops = [
-        _op("extract", "extraction", 1, ["msg"], ["fact-a", "fact-b", "fact-c"]),
-        _op("add-a", "update", 2, ["fact-a"], ["a1"]),
-        _op("add-b", "update", 3, ["fact-b"], ["b1"]),
-        _op("add-c", "update", 4, ["fact-c"], ["c1"]),
-        _op("overwrite-a", "update", 5, ["a1"], ["a2"]),  # first carrier lost: not decisive
-        _op("delete-b", "update", 6, ["b1"], ["b-gone", "new"]),  # the last carrier: decisive
-        _op("search", "retrieval", 8, ["q", "a2", "c1", "new"], ["ctx"]),
-        _op("respond", "response", 9, ["q", "ctx"], ["ans"]),
+        op_json("extract", "extraction", 1, ["msg"], ["fact-a", "fact-b", "fact-c"]),
+        op_json("add-a", "update", 2, ["fact-a"], ["a1"]),
+        op_json("add-b", "update", 3, ["fact-b"], ["b1"]),
+        op_json("add-c", "update", 4, ["fact-c"], ["c1"]),
+        op_json("overwrite-a", "update", 5, ["a1"], ["a2"]),  # first carrier lost: not decisive
+        op_json("delete-b", "update", 6, ["b1"], ["b-gone", "new"]),  # the last carrier: decisive
+        op_json("search", "retrieval", 8, ["q", "a2", "c1", "new"], ["ctx"]),
+        op_json("respond", "response", 9, ["q", "ctx"], ["ans"]),
     ]
     case = {
         "id": "case-1",

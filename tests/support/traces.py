@@ -44,3 +44,25 @@ def chain_batch(project: str, n_ops: int, prefix: str = "") -> dict[str, Any]:
             }
         )
     return {"project": project, "units": units, "operations": ops, "cases": []}
+
+
+def unit_json(uid: str, kind: str, content: str, **attributes: Any) -> dict[str, Any]:
+    """A unit of a trace batch, with ``attributes`` when any are given (valid over HTTP too)."""
+    unit: dict[str, Any] = {"id": uid, "kind": kind, "content": content}
+    if attributes:
+        unit["attributes"] = attributes
+    return unit
+
+
+def op_json(oid: str, kind: str, minute: int, ins: list[str], outs: list[str]) -> dict[str, Any]:
+    """An operation of system ``mem`` at ``minute`` past midnight on 1 January 2024, named
+    ``memory_system.<kind>``, consuming ``ins`` and producing ``outs``."""
+    return {
+        "id": oid,
+        "kind": kind,
+        "name": f"memory_system.{kind}",
+        "system": "mem",
+        "ts": f"2024-01-01T00:{minute:02d}:00Z",
+        "inputs": ins,
+        "outputs": outs,
+    }
