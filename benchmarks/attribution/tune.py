@@ -333,8 +333,8 @@ def main(argv: list[str] | None = None) -> None:
             for hints in ("none", "all"):
                 if hints in runs:
                     print(f"   hints {hints:5} {_figures(runs[hints][0])}")
-                    print(f"   hints {hints:5} op by what the labelled carriers say: ", end="")
-                    print(by_statement(runs[hints][0], classes))
+                    said = by_statement(runs[hints][0], classes)
+                    print(f"   hints {hints:5} op by what the labelled carriers say: {said}")
             if "none" in runs:
                 print("   labelled (rows) by predicted (columns), no hints:")
                 print("\n".join("     " + line for line in confusion_matrix(runs["none"][0])))

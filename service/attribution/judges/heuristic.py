@@ -88,11 +88,7 @@ class _Need:
     key: tuple[tuple[frozenset[str], frozenset[str]], ...]
     said: frozenset[str] = frozenset()  # every word of every evidence text
     asks_date: bool = False  # "when ...?" answered by a date alone
-
-    @property
-    def event(self) -> frozenset[str]:
-        """The question's words other than its names: what it asks about."""
-        return self.asked - self.names
+    event: frozenset[str] = frozenset()  # the question's words other than its names
 
 
 def _words(segment: str, when: datetime | None) -> set[str]:
@@ -191,7 +187,7 @@ class _Passage:
 
     def __init__(self, words: list[set[str]], need: _Need) -> None:
         self.words = words
-        self.asked = need.asked - need.names
+        self.asked = need.event
 
     def topic(self, i: int) -> float:
         """0..1: how much segment ``i``'s carry counts, by its passage's share of the question's
@@ -321,6 +317,7 @@ class HeuristicJudge:
                 asks_date=bool(_WHEN.search(question.question))
                 and bool(own)
                 and own <= _DATE_WORDS,
+                event=frozenset(asked - _names(question.question)),
             )
             self._needs = {question: need}  # one question per case: keep only the last
         return need
@@ -381,7 +378,7 @@ class HeuristicJudge:
             # the user's own name ("Works as a nurse" for Alice)
             about = max(
                 _recall(need.asked, around, need.names),
-                _recall(need.asked - need.names, around) if need.asked - need.names else 1.0,
+                _recall(need.event, around) if need.event else 1.0,
             )
             named = len(need.names & around) / len(need.names) if need.names else 1.0
             carried = _recall(need.answer, have, need.specific)
