@@ -75,6 +75,8 @@ INDEXES = frozenset(
         "operation_rewrites",
         "operation_session",
         "operation_conversation",
+        "operation_session_time",
+        "operation_conversation_time",
         "operation_user",
         "unit_conversation",
         "unit_user",

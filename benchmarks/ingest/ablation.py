@@ -54,6 +54,7 @@ INDEXES = {
     "operation_kind": "schema/operation_kind_index",
     "operation_time": "schema/operation_time_index",
     "operation_session": "schema/operation_session_index",
+    "operation_session_time": "schema/operation_session_time_index",
     "operation_rewrites": "schema/operation_rewrites_index",
 }
 """The secondary indexes that hold an entry for every unit or operation these traces write,

@@ -3,18 +3,31 @@
 // produced, or whose answer unit names the session as conversation_id. Each with its verdict,
 // the given answer (cut to $value_chars characters) and its stored attribution (the newest,
 // as attributions/get_attribution reads it): status, error type, confidence, reason and the
-// blamed operation's id. The hints keep each branch on its index seek. `answered_at` is [epoch seconds, nanosecond, offset seconds].
+// blamed operation's id. `answered_at` is [epoch seconds, nanosecond, offset seconds].
+// The operation branches walk their (project, id, ts) index in ts order and stop after $limit
+// cases (sessions/session_operations says why they order by the index's leading properties),
+// so a page of a session stamped on a million operations reads about $limit of them; the
+// answer units naming the conversation are read whole (a conversation's units, not a
+// deployment's). The union is ordered again as the page is, and cut to $limit.
 // $params: project (string), session_id (string), limit (int: at most this many cases),
 //          value_chars (int)
 CALL () {
   MATCH (o:Operation {project: $project, session_id: $session_id})
-        <-[:PRODUCED_BY]-(:Unit)<-[:ANSWERED_BY]-(c:Case)
-  USING INDEX SEEK o:Operation(project, session_id)
+  USING INDEX SEEK o:Operation(project, session_id, ts)
+  WHERE o.ts IS NOT NULL
+  MATCH (o)<-[:PRODUCED_BY]-(:Unit)<-[:ANSWERED_BY]-(c:Case)
+  WITH c, o
+  ORDER BY o.project, o.session_id, o.ts, c.id
+  LIMIT $limit
   RETURN c
   UNION
   MATCH (o:Operation {project: $project, conversation_id: $session_id})
-        <-[:PRODUCED_BY]-(:Unit)<-[:ANSWERED_BY]-(c:Case)
-  USING INDEX SEEK o:Operation(project, conversation_id)
+  USING INDEX SEEK o:Operation(project, conversation_id, ts)
+  WHERE o.ts IS NOT NULL
+  MATCH (o)<-[:PRODUCED_BY]-(:Unit)<-[:ANSWERED_BY]-(c:Case)
+  WITH c, o
+  ORDER BY o.project, o.conversation_id, o.ts, c.id
+  LIMIT $limit
   RETURN c
   UNION
   MATCH (u:Unit {project: $project, conversation_id: $session_id})<-[:ANSWERED_BY]-(c:Case)

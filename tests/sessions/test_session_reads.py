@@ -181,3 +181,62 @@ def test_a_sessions_count_holds_memory_in_proportion_to_it(
     assert records[0]["operations"] == 300 and records[0]["turns"] == 300
     held = {op["operatorType"]: op["args"].get("Memory", 0) for op in plan}
     assert max(held.values()) < 1_000_000, held
+
+
+def _interleaved_session(project: str, n: int) -> dict[str, Any]:
+    """A session of ``n`` operations, half naming it by session_id and half by a
+    conversation_id attribute only, two at each time (so ties are cut by id, and the ids do
+    not sort in time order), each answering a case."""
+    ops, cases = [], []
+    for i in range(n):
+        named = {"session_id": "long"} if i % 2 else {"attributes": {"conversation_id": "long"}}
+        ops.append(
+            {
+                "id": f"op-{(7 * i) % n:03d}",
+                "name": "respond",
+                "kind": "response",
+                "ts": f"2026-06-01T10:{i // 2 // 60:02d}:{i // 2 % 60:02d}Z",
+                **named,
+                "inputs": [{"id": f"q-{i:03d}", "kind": "query", "content": "q?"}],
+                "outputs": [{"id": f"a-{i:03d}", "kind": "answer", "content": "no"}],
+            }
+        )
+        cases.append(
+            {
+                "id": f"case-{(11 * i) % n:03d}",
+                "question": "q?",
+                "expected_answer": "yes",
+                "verdict": "failed",
+                "answer_unit": f"a-{i:03d}",
+            }
+        )
+    return {"project": project, "operations": ops, "cases": cases}
+
+
+def test_a_page_of_operations_and_cases_reads_a_page_not_the_session(
+    client: httpx.Client, project: str, neo4j_driver: Driver
+) -> None:
+    """The first operations and cases of a session come off the (project, id, ts) indexes in
+    time order: each branch reads about a page, however long the session is, and the page is
+    the first by (time, id) across both ways of naming the session."""
+    n, limit = 120, 10
+    batch = _interleaved_session(project, n)
+    assert client.post("/traces", json=batch).status_code == 200
+    by_time = sorted(batch["operations"], key=lambda op: (op["ts"], op["id"]))
+    case_of = {case["answer_unit"]: case["id"] for case in batch["cases"]}
+    answers = sorted((op["ts"], case_of[op["outputs"][0]["id"]]) for op in batch["operations"])
+    common = {"project": project, "session_id": "long", "limit": limit}
+    for statement, params, expected in (
+        ("sessions/session_operations", common, [op["id"] for op in by_time[:limit]]),
+        (
+            "sessions/session_cases",
+            {**common, "value_chars": 10},
+            [case for _, case in answers[:limit]],
+        ),
+    ):
+        plan, records = profiled(neo4j_driver, statement, **params)
+        assert [r["id"] for r in records] == expected, statement
+        seeks = [op for op in plan if op["operatorType"].startswith("NodeIndexSeek")]
+        assert seeks, statement
+        for seek in seeks:  # a page and the next entry (to see a tie), not the session's n / 2
+            assert seek["rows"] <= limit + 2, (statement, seek["args"]["Details"], seek["rows"])
