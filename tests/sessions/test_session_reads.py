@@ -106,32 +106,42 @@ def test_a_read_past_its_budget_is_a_422_saying_what_to_narrow(
 CAP, LONG = 5, 12
 
 
+def _answering(
+    op_id: str, ts: str, read: dict[str, Any], answer: str, **named: Any
+) -> dict[str, Any]:
+    """An operation reading ``read`` and writing the answer unit ``answer``; ``named``: how it
+    names its session (session_id, or attributes with a conversation_id)."""
+    return {
+        "id": op_id,
+        "name": "respond",
+        "kind": "response",
+        "ts": ts,
+        **named,
+        "inputs": [read],
+        "outputs": [{"id": answer, "kind": "answer", "content": "no"}],
+    }
+
+
+def _failed_case(case_id: str, answer: str) -> dict[str, Any]:
+    return {
+        "id": case_id,
+        "question": "q?",
+        "expected_answer": "yes",
+        "verdict": "failed",
+        "answer_unit": answer,
+    }
+
+
 def _long_session(project: str, long: int = LONG) -> dict[str, Any]:
     """Session "long": ``long`` operations, each reading a message of its own and answering a
     failed case; session "short": two operations."""
     ops, cases = [], []
     for s, n in (("long", long), ("short", 2)):
         for i in range(n):
-            ops.append(
-                {
-                    "id": f"{s}-op-{i}",
-                    "name": "respond",
-                    "kind": "response",
-                    "session_id": s,
-                    "ts": f"2026-06-01T10:{i // 60:02d}:{i % 60:02d}Z",
-                    "inputs": [{"id": f"{s}-m-{i}", "kind": "message", "content": "hi"}],
-                    "outputs": [{"id": f"{s}-a-{i}", "kind": "answer", "content": "no"}],
-                }
-            )
-            cases.append(
-                {
-                    "id": f"{s}-case-{i}",
-                    "question": "q?",
-                    "expected_answer": "yes",
-                    "verdict": "failed",
-                    "answer_unit": f"{s}-a-{i}",
-                }
-            )
+            message = {"id": f"{s}-m-{i}", "kind": "message", "content": "hi"}
+            ts = f"2026-06-01T10:{i // 60:02d}:{i % 60:02d}Z"
+            ops.append(_answering(f"{s}-op-{i}", ts, message, f"{s}-a-{i}", session_id=s))
+            cases.append(_failed_case(f"{s}-case-{i}", f"{s}-a-{i}"))
     return {"project": project, "operations": ops, "cases": cases}
 
 
@@ -190,26 +200,10 @@ def _interleaved_session(project: str, n: int) -> dict[str, Any]:
     ops, cases = [], []
     for i in range(n):
         named = {"session_id": "long"} if i % 2 else {"attributes": {"conversation_id": "long"}}
-        ops.append(
-            {
-                "id": f"op-{(7 * i) % n:03d}",
-                "name": "respond",
-                "kind": "response",
-                "ts": f"2026-06-01T10:{i // 2 // 60:02d}:{i // 2 % 60:02d}Z",
-                **named,
-                "inputs": [{"id": f"q-{i:03d}", "kind": "query", "content": "q?"}],
-                "outputs": [{"id": f"a-{i:03d}", "kind": "answer", "content": "no"}],
-            }
-        )
-        cases.append(
-            {
-                "id": f"case-{(11 * i) % n:03d}",
-                "question": "q?",
-                "expected_answer": "yes",
-                "verdict": "failed",
-                "answer_unit": f"a-{i:03d}",
-            }
-        )
+        query = {"id": f"q-{i:03d}", "kind": "query", "content": "q?"}
+        ts = f"2026-06-01T10:{i // 2 // 60:02d}:{i // 2 % 60:02d}Z"
+        ops.append(_answering(f"op-{(7 * i) % n:03d}", ts, query, f"a-{i:03d}", **named))
+        cases.append(_failed_case(f"case-{(11 * i) % n:03d}", f"a-{i:03d}"))
     return {"project": project, "operations": ops, "cases": cases}
 
 
