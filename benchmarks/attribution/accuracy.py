@@ -62,6 +62,8 @@ from benchmarks.datasets import LabelledBatch, generate_synthetic, load_locomo
 from benchmarks.datasets.locomo import PIPELINES
 from benchmarks.datasets.rewrite import SHAPES as REWRITE_SHAPES
 from benchmarks.datasets.rewrite import load_rewrite
+from benchmarks.datasets.rewrite_otel import SHAPES as OTEL_SHAPES
+from benchmarks.datasets.rewrite_otel import as_otel
 from benchmarks.figures import RESULTS, save
 from service.attribution.judges.base import Judge
 from service.attribution.judges.heuristic import HeuristicJudge
@@ -137,11 +139,41 @@ def locomo(path: str, conversations: tuple[str, ...]) -> list[Dataset]:
 
 def rewrite(path: str, conversations: tuple[str, ...], shapes: tuple[str, ...]) -> list[Dataset]:
     """The store-rewriting set (:mod:`benchmarks.datasets.rewrite`), one dataset per shape; its
-    batches come in their own projects and carry their half."""
-    return [
+    batches come in their own projects and carry their half. The ``rewrite-otel`` shapes: the
+    same conversations as OpenTelemetry spans (:mod:`benchmarks.datasets.rewrite_otel`), in a
+    project each or all in one."""
+    out = [
         Dataset(shape, load_rewrite(path, shape=shape, conversations=conversations))
         for shape in shapes
+        if shape not in OTEL_SHAPES
     ]
+    native = (
+        []
+        if not set(shapes) & set(OTEL_SHAPES)
+        else load_rewrite(path, shape="rewrite", conversations=conversations)
+    )
+    for shape in OTEL_SHAPES:
+        if shape in shapes:
+            out.append(Dataset(shape, [_as_otel(item, shape) for item in native]))
+    return out
+
+
+def _as_otel(item: LabelledBatch, shape: str = OTEL_SHAPES[0]) -> LabelledBatch:
+    """``item`` as an OpenTelemetry agent sends it, in its shape's project (``rewrite-otel-<conv>``,
+    or ``rewrite-otel-shared`` for every conversation)."""
+    truth = Oracle.of([item]).by_case
+    truths = {
+        case: (
+            truth[(item.batch["project"], case)].carriers,
+            truth[(item.batch["project"], case)].needles,
+        )
+        for case in item.labels
+    }
+    converted = as_otel(item, truths)
+    project = shape if "shared" in shape else f"{shape}-{item.hidden['conversation']}"
+    return LabelledBatch(
+        {**converted.batch, "project": project}, converted.labels, converted.hidden
+    )
 
 
 DATASETS = (
@@ -149,6 +181,7 @@ DATASETS = (
     *("locomo" if p == "observations" else f"locomo-{p.replace('_', '-')}" for p in PIPELINES),
     "locomo-shared",
     *REWRITE_SHAPES,
+    *OTEL_SHAPES,
 )
 """Every dataset name :func:`build_datasets` makes (``--datasets`` choices)."""
 
@@ -168,7 +201,9 @@ def build_datasets(
         chosen = tuple(c for c in chosen if c in (TUNE if half == "tune" else HELDOUT))
     path = path or str(REPO / "../shared/data/locomo10")
     datasets += locomo(path, chosen)
-    datasets += rewrite(path, chosen, tuple(s for s in REWRITE_SHAPES if s in names))
+    datasets += rewrite(
+        path, chosen, tuple(s for s in (*REWRITE_SHAPES, *OTEL_SHAPES) if s in names)
+    )
     return [d for d in datasets if d.name in names]
 
 

@@ -113,13 +113,31 @@ def _locomo_truths(item: LabelledBatch) -> list[CaseTruth]:
     return out
 
 
+def _carried_truths(item: LabelledBatch) -> list[CaseTruth]:
+    """A batch converted from another (``benchmarks.datasets.rewrite_otel``) carries its truth
+    over its own ids: the carriers and needles of each case."""
+    return [
+        CaseTruth(
+            case_id,
+            item.batch["project"],
+            label,
+            frozenset(item.hidden["carriers"][case_id]),
+            tuple(item.hidden["needles"][case_id]),
+        )
+        for case_id, label in item.labels.items()
+    ]
+
+
 def case_truths(item: LabelledBatch) -> list[CaseTruth]:
-    """The ground truth of every failed case of a labelled batch (synthetic or LoCoMo)."""
+    """The ground truth of every failed case of a labelled batch (synthetic, LoCoMo, or
+    converted with its truth)."""
+    if "carriers" in item.hidden:
+        return _carried_truths(item)
     if "facts" in item.hidden:
         return _synthetic_truths(item)
     if "citations" in item.hidden:
         return _locomo_truths(item)
-    raise ValueError("unknown dataset: hidden holds neither 'facts' nor 'citations'")
+    raise ValueError("unknown dataset: hidden holds none of 'carriers', 'facts', 'citations'")
 
 
 def _question_key(item: LabelledBatch, case_id: str) -> tuple[str, str]:

@@ -245,8 +245,13 @@ def main(argv: list[str] | None = None) -> None:
     if not variants:
         parser.error(f"--hints: choose from {', '.join(HINTS)}")
     datasets = _datasets(args.datasets.split(","), args.half, args.quick)
-    oracle = Oracle.of([b for d in datasets for b in d.batches])
-    classes = statement_classes([b for d in datasets for b in d.batches], oracle)
+    # An oracle per data set: two shapes of one conversation may share ids (an OpenTelemetry
+    # trace's are made from content), which one oracle over all could not tell apart.
+    oracles = {d.name: Oracle.of(d.batches) for d in datasets}
+    oracle = Oracle(by_case={k: t for o in oracles.values() for k, t in o.by_case.items()})
+    classes = {
+        k: c for d in datasets for k, c in statement_classes(d.batches, oracles[d.name]).items()
+    }
     log = VerdictLog()
 
     def truth(ref: CaseRef) -> CaseTruth | None:
