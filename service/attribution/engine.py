@@ -175,9 +175,7 @@ async def _walk_case(
     finish = functools.partial(finish, evidence=list(evidence))
 
     # 2. Response: the context the answer was written from already had the information.
-    read = [
-        u for u in graph.inputs.get(response_op, ()) if graph.units.get(u, NO_UNIT).kind != "query"
-    ]
+    read = [u for u in graph.inputs.get(response_op, ()) if not _asks(graph, u, case.question)]
     carried = [u for u, yes in (await walk.carries(read)).items() if yes]
     # How sure the verdicts every answer rests on are: the evidence (when searched for) and,
     # unless the context carried it, that the context lacks it.
@@ -267,6 +265,17 @@ async def _walk_case(
         "did not put it into the context",
         evidence_path=[*live[0], blamed],
         decided_by=_what_decides(walk, evidence, stand_in) if walk.uncertain else None,
+    )
+
+
+def _asks(graph: CaseGraph, unit_id: str, question: str) -> bool:
+    """Whether a unit the answering call read is the question rather than context: a ``query``
+    unit, or a message saying nothing but the question (an OpenTelemetry chat's user message).
+    Words the question shares with its answer ("the parade or the festival?") would otherwise
+    read as a context carrying the answer."""
+    unit = graph.units.get(unit_id, NO_UNIT)
+    return unit.kind == "query" or (
+        unit.kind == "message" and " ".join(unit.content.split()) == " ".join(question.split())
     )
 
 

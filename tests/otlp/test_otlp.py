@@ -491,6 +491,81 @@ def test_a_case_from_spans_is_attributed(client: httpx.Client, project: str) -> 
     assert result["operation"]["id"] == f"otel:{21:032x}:{2:016x}"
 
 
+def test_the_question_a_chat_was_asked_is_not_its_context(
+    client: httpx.Client, project: str
+) -> None:
+    """The answering call's user message is the question; a question naming its answer among
+    the choices ("a dog or a cat?") must not read as a context that carried it. The extraction
+    kept the visit, not the dog: an ExtractionError at the extracting call."""
+    remember = export(
+        span(30, 1, "memory.add", 0.0),
+        span(
+            30,
+            2,
+            "chat extract facts",
+            0.1,
+            parent=1,
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.input.messages": messages(
+                    ("user", "Alice: we adopted a dog from the shelter last week!")
+                ),
+                "gen_ai.output.messages": messages(("assistant", "Alice visited a shelter")),
+            },
+        ),
+        span(
+            30,
+            3,
+            "update_memory",
+            0.2,
+            parent=1,
+            attributes={
+                "gen_ai.operation.name": "update_memory",
+                "gen_ai.memory.store.id": "mem0",
+                "gen_ai.memory.records": records(("shelter", "Alice visited a shelter")),
+            },
+        ),
+    )
+    question = "Did Alice adopt a dog or a cat?"
+    ask = export(
+        span(31, 1, "agent.turn", 60.0),
+        span(
+            31,
+            2,
+            "search_memory",
+            60.1,
+            parent=1,
+            attributes={
+                "gen_ai.operation.name": "search_memory",
+                "gen_ai.memory.store.id": "mem0",
+                "gen_ai.memory.query.text": question,
+                "gen_ai.memory.records": records(("shelter", "Alice visited a shelter")),
+            },
+        ),
+        span(
+            31,
+            3,
+            "chat answer",
+            60.2,
+            parent=1,
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.input.messages": messages(("user", question)),
+                "gen_ai.output.messages": messages(("assistant", "A cat.")),
+                "memtrace.case.id": "pet",
+                "memtrace.case.question": question,
+                "memtrace.case.expected_answer": "a dog",
+                "memtrace.case.verdict": "failed",
+            },
+        ),
+    )
+    assert send(client, remember, project).status_code == 200
+    assert send(client, ask, project).status_code == 200
+    result = client.post("/attribute/pet", params={"project": project}).json()
+    assert result["error_type"] == "ExtractionError", result["reason"]
+    assert result["operation"]["id"] == f"otel:{30:032x}:{2:016x}"
+
+
 def test_redefining_a_unit_is_409_and_writes_nothing(
     client: httpx.Client, project: str, neo4j_driver: Driver
 ) -> None:
