@@ -420,24 +420,24 @@ def test_neo4j_down_is_503(down_service: ServiceHandle) -> None:
     assert response.json()["error"] == "unavailable"
 
 
-def test_a_case_from_spans_is_attributed(client: httpx.Client, project: str) -> None:
-    """The memory held the fact; the search did not return it: a RetrievalError."""
-    remember = export(
-        span(20, 1, "memory.add", 0.0),
+def remembered(trace: int, turn: str, fact: str, record: str) -> ExportTraceServiceRequest:
+    """A memory ``add``: an LLM call extracting ``fact`` from ``turn``, then its write."""
+    return export(
+        span(trace, 1, "memory.add", 0.0),
         span(
-            20,
+            trace,
             2,
             "chat extract facts",
             0.1,
             parent=1,
             attributes={
                 "gen_ai.operation.name": "chat",
-                "gen_ai.input.messages": messages(("user", "Alice: my sister moved to Denver.")),
-                "gen_ai.output.messages": messages(("assistant", "Alice's sister lives in Denver")),
+                "gen_ai.input.messages": messages(("user", turn)),
+                "gen_ai.output.messages": messages(("assistant", fact)),
             },
         ),
         span(
-            20,
+            trace,
             3,
             "update_memory",
             0.2,
@@ -445,14 +445,21 @@ def test_a_case_from_spans_is_attributed(client: httpx.Client, project: str) -> 
             attributes={
                 "gen_ai.operation.name": "update_memory",
                 "gen_ai.memory.store.id": "mem0",
-                "gen_ai.memory.records": records(("sister", "Alice's sister lives in Denver")),
+                "gen_ai.memory.records": records((record, fact)),
             },
         ),
     )
-    ask = export(
-        span(21, 1, "agent.turn", 60.0),
+
+
+def asked(
+    trace: int, question: str, found: tuple[str, str], answer: str, expected: str, case: str
+) -> ExportTraceServiceRequest:
+    """An agent turn: a memory search returning ``found`` (record, content), then the LLM call
+    answering ``question`` from it, marked as the failed case ``case``."""
+    return export(
+        span(trace, 1, "agent.turn", 60.0),
         span(
-            21,
+            trace,
             2,
             "search_memory",
             60.1,
@@ -460,27 +467,35 @@ def test_a_case_from_spans_is_attributed(client: httpx.Client, project: str) -> 
             attributes={
                 "gen_ai.operation.name": "search_memory",
                 "gen_ai.memory.store.id": "mem0",
-                "gen_ai.memory.query.text": "Where does Alice's sister live?",
-                "gen_ai.memory.records": records(("hobby", "Alice likes hiking")),
+                "gen_ai.memory.query.text": question,
+                "gen_ai.memory.records": records(found),
             },
         ),
         span(
-            21,
+            trace,
             3,
             "chat answer",
             60.2,
             parent=1,
             attributes={
                 "gen_ai.operation.name": "chat",
-                "gen_ai.input.messages": messages(("user", "Where does Alice's sister live?")),
-                "gen_ai.output.messages": messages(("assistant", "I do not know.")),
-                "memtrace.case.id": "sister",
-                "memtrace.case.question": "Where does Alice's sister live?",
-                "memtrace.case.expected_answer": "Denver",
+                "gen_ai.input.messages": messages(("user", question)),
+                "gen_ai.output.messages": messages(("assistant", answer)),
+                "memtrace.case.id": case,
+                "memtrace.case.question": question,
+                "memtrace.case.expected_answer": expected,
                 "memtrace.case.verdict": "failed",
             },
         ),
     )
+
+
+def test_a_case_from_spans_is_attributed(client: httpx.Client, project: str) -> None:
+    """The memory held the fact; the search did not return it: a RetrievalError."""
+    fact = "Alice's sister lives in Denver"
+    remember = remembered(20, "Alice: my sister moved to Denver.", fact, "sister")
+    question = "Where does Alice's sister live?"
+    ask = asked(21, question, ("hobby", "Alice likes hiking"), "I do not know.", "Denver", "sister")
     assert send(client, remember, project).status_code == 200
     assert send(client, ask, project).status_code == 200
     case = client.get("/cases/sister", params={"project": project}).json()
@@ -497,68 +512,9 @@ def test_the_question_a_chat_was_asked_is_not_its_context(
     """The answering call's user message is the question; a question naming its answer among
     the choices ("a dog or a cat?") must not read as a context that carried it. The extraction
     kept the visit, not the dog: an ExtractionError at the extracting call."""
-    remember = export(
-        span(30, 1, "memory.add", 0.0),
-        span(
-            30,
-            2,
-            "chat extract facts",
-            0.1,
-            parent=1,
-            attributes={
-                "gen_ai.operation.name": "chat",
-                "gen_ai.input.messages": messages(
-                    ("user", "Alice: we adopted a dog from the shelter last week!")
-                ),
-                "gen_ai.output.messages": messages(("assistant", "Alice visited a shelter")),
-            },
-        ),
-        span(
-            30,
-            3,
-            "update_memory",
-            0.2,
-            parent=1,
-            attributes={
-                "gen_ai.operation.name": "update_memory",
-                "gen_ai.memory.store.id": "mem0",
-                "gen_ai.memory.records": records(("shelter", "Alice visited a shelter")),
-            },
-        ),
-    )
-    question = "Did Alice adopt a dog or a cat?"
-    ask = export(
-        span(31, 1, "agent.turn", 60.0),
-        span(
-            31,
-            2,
-            "search_memory",
-            60.1,
-            parent=1,
-            attributes={
-                "gen_ai.operation.name": "search_memory",
-                "gen_ai.memory.store.id": "mem0",
-                "gen_ai.memory.query.text": question,
-                "gen_ai.memory.records": records(("shelter", "Alice visited a shelter")),
-            },
-        ),
-        span(
-            31,
-            3,
-            "chat answer",
-            60.2,
-            parent=1,
-            attributes={
-                "gen_ai.operation.name": "chat",
-                "gen_ai.input.messages": messages(("user", question)),
-                "gen_ai.output.messages": messages(("assistant", "A cat.")),
-                "memtrace.case.id": "pet",
-                "memtrace.case.question": question,
-                "memtrace.case.expected_answer": "a dog",
-                "memtrace.case.verdict": "failed",
-            },
-        ),
-    )
+    fact = "Alice visited a shelter"
+    remember = remembered(30, "Alice: we adopted a dog from the shelter last week!", fact, "visit")
+    ask = asked(31, "Did Alice adopt a dog or a cat?", ("visit", fact), "A cat.", "a dog", "pet")
     assert send(client, remember, project).status_code == 200
     assert send(client, ask, project).status_code == 200
     result = client.post("/attribute/pet", params={"project": project}).json()
