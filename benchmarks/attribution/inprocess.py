@@ -204,6 +204,30 @@ class BatchSource:
         nodes = [ScopeMessage(node_read(row).node, None) for row in out[:SCOPE_LIMIT]]
         return ScopeRead(nodes, cut=len(out) > SCOPE_LIMIT, scope=how)
 
+    async def store_writes(self, scope: Scope) -> list[NodeRead]:
+        """What ``cypher/attribution/store_write_ids`` lists, computed in memory: the scope's
+        stores' versions and tombstones written by ``scope.until`` with their writers, the
+        latest first (an operation without a time first, as Neo4j sorts nulls descending)."""
+        if not scope.stores:
+            return []
+        writes = {
+            (op, uid)
+            for uid, row in self.rows.items()
+            if not row["is_operation"] and self._names(uid)[STORE_KEY] in scope.stores
+            for op in self.producers.get(uid, [])
+            if scope.until is None
+            or self.rows[op]["ts"] is None
+            or self.rows[op]["ts"] <= scope.until
+        }
+
+        def latest_first(write: tuple[str, str]) -> tuple[bool, float, str, str]:
+            ts = self.rows[write[0]]["ts"]
+            return (ts is not None, -ts.timestamp() if ts else 0.0, *write)
+
+        kept = sorted(writes, key=latest_first)[:SCOPE_LIMIT]
+        ops, units = dict.fromkeys(op for op, _ in kept), dict.fromkeys(u for _, u in kept)
+        return [self.reads[n] for n in [*ops, *units]]
+
     def _recent(self, scope: Scope) -> set[str]:
         """What ``attribution/recent_messages`` reads: the messages of the latest building
         operations of the scope's systems before the answer."""

@@ -19,8 +19,9 @@ The stages, checked so that the first decisive fault in execution order is the o
    information, once lost from a chain, does not come back into it. Of several losses, the one
    that took the last captured carrier out decides (``_decisive``); a live carrier less sure
    than a lost one did not keep the information (``_surest``). A loss decides nothing when a
-   memory the pipeline made from another message, or one the answer's searches read, surely
-   still carried it (``_redundant_carrier``).
+   memory the pipeline made from another message, or one the answer's searches read or the
+   store they name holds (``Scope.stores``: an OpenTelemetry search lists only what it
+   returned), surely still carried it (``_redundant_carrier``).
 4. Retrieval. If a carrier is still live at question time, the store had it: the first retrieval
    operation on the answer's lineage whose output lacks it is blamed (RetrievalError).
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 import functools
 import time
 
+from graph_schema import STORE_KEY, scope_value
 from service.attribution.confidence import calibrated, inconclusive_confidence
 from service.attribution.construction import Loss, builders, follow, is_live, loss_reason
 from service.attribution.graph import READ_KINDS, CaseGraph, NodeRead
@@ -419,6 +421,8 @@ async def _redundant_carrier(
                     and is_live(walk, node, question_time)
                 ):
                     found.setdefault(out, [message, op, out])
+    if walk.scope.stores:  # what else the stores the lineage names held (module docstring)
+        walk.graph.add(await ranking.source.store_writes(walk.scope))
     for memory in _store_reads(walk, response_op, question_time, exclude=set(found)):
         found.setdefault(memory, [memory])
     verdicts = await walk.carries(sorted(found))
@@ -432,20 +436,29 @@ async def _redundant_carrier(
 def _store_reads(
     walk: Walk, response_op: str, question_time: float, exclude: set[str]
 ) -> list[str]:
-    """The :data:`REDUNDANT_SOURCES` live memories the answer's retrievals read that best match
-    question plus expected answer. A search that scores the whole store reads every memory; one
-    of them may state the fact although no message near the top of the evidence search became
-    it (a later turn said it in other words), and then the store still had it."""
+    """The :data:`REDUNDANT_SOURCES` live memories of the store that best match question plus
+    expected answer: those the answer's retrievals read, and those of the stores the case's
+    lineage names (``Scope.stores``, their writes read by the caller). A search that scores the
+    whole store reads every memory; one that lists only what it returned (an OpenTelemetry
+    ``search_memory``) names its store instead. A memory may state the fact although no message
+    near the top of the evidence search became it (a later turn said it in other words), and
+    then the store still had it."""
     graph = walk.graph
-    read = sorted(
-        {
+    stores = set(walk.scope.stores)
+    reads = {
+        u
+        for op in _question_reads(graph, response_op)
+        if graph.operations[op].kind == "retrieval"
+        for u in graph.inputs.get(op, ())
+        if graph.units.get(u, NO_UNIT).kind == "memory"
+    }
+    if stores:
+        reads |= {
             u
-            for op in _question_reads(graph, response_op)
-            if graph.operations[op].kind == "retrieval"
-            for u in graph.inputs.get(op, ())
-            if u not in exclude and graph.units.get(u, NO_UNIT).kind == "memory"
+            for u, node in graph.units.items()
+            if node.kind == "memory" and scope_value(node.attributes.get(STORE_KEY)) in stores
         }
-    )
+    read = sorted(reads - exclude)
     if not read:
         return []
     # ranked first, so that only the best matches are checked for being live (a whole-store

@@ -5,7 +5,8 @@ from __future__ import annotations
 from neo4j import AsyncManagedTransaction, AsyncSession
 
 from cypher import query
-from service.attribution.graph import ScopeRead
+from service.attribution.graph import NodeRead, ScopeRead
+from service.attribution.row_cache import RowCache, listed_reads
 from service.attribution.rows import scope_message
 from service.attribution.scope import (
     NEIGHBOURHOOD_KINDS,
@@ -46,6 +47,31 @@ async def scope_messages(
         record = await result.single()
         rows = [scope_message(row) for row in record["nodes"]] if record else []
         return ScopeRead(rows[:limit], cut or len(rows) > limit, how)
+
+    return await session.execute_read(work)
+
+
+@store_errors
+async def store_writes(
+    session: AsyncSession, project: str, scope: Scope, limit: int, cache: RowCache | None = None
+) -> list[NodeRead]:
+    """The versions and tombstones of the scope's memory stores written by ``scope.until``,
+    with the operations that wrote them (at most ``limit`` writes, the latest), decoded
+    (``cypher/attribution/store_write_ids``); through ``cache`` when given (``row_cache``)."""
+    if not scope.stores:
+        return []
+    rows = cache if cache is not None else RowCache()
+
+    async def work(tx: AsyncManagedTransaction) -> list[NodeRead]:
+        return await listed_reads(
+            tx,
+            project,
+            "attribution/store_write_ids",
+            rows,
+            stores=list(scope.stores),
+            until=scope.until,
+            limit=limit,
+        )
 
     return await session.execute_read(work)
 

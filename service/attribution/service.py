@@ -76,6 +76,11 @@ class RepositorySource:
             return await self.scope_reads.messages(self.session, self.project, scope)
         return await attribution_scope.scope_messages(self.session, self.project, scope, self.limit)
 
+    async def store_writes(self, scope: Scope) -> list[NodeRead]:
+        return await attribution_scope.store_writes(
+            self.session, self.project, scope, self.limit, self.rows
+        )
+
 
 @functools.cache
 def _embedder(base_url: str, api_key: str, model: str, timeout_s: float) -> EndpointEmbedder:

@@ -1,5 +1,5 @@
 """Where the walk gets more of the graph than the answer's ancestors: what derives from some
-units, and the source messages of a case's scope."""
+units, the source messages of a case's scope, and the writes of the memory stores it names."""
 
 from __future__ import annotations
 
@@ -23,6 +23,11 @@ class GraphSource(Protocol):
         a limit cut them."""
         ...
 
+    async def store_writes(self, scope: Scope) -> list[NodeRead]:
+        """The versions and tombstones of ``scope.stores`` written by ``scope.until``, with the
+        operations that wrote them (the latest, up to the graph limit)."""
+        ...
+
 
 class RememberedSource:
     """A :class:`GraphSource` that reads each thing once per case: the second reading of a
@@ -34,6 +39,7 @@ class RememberedSource:
         self.embedder = getattr(source, "embedder", None)
         self._descendants: dict[tuple[str, ...], list[NodeRead]] = {}
         self._scopes: dict[Scope, ScopeRead] = {}
+        self._stores: dict[Scope, list[NodeRead]] = {}
 
     async def descendants(self, unit_ids: list[str]) -> list[NodeRead]:
         key = tuple(unit_ids)
@@ -45,3 +51,8 @@ class RememberedSource:
         if scope not in self._scopes:
             self._scopes[scope] = await self.source.scope_messages(scope)
         return self._scopes[scope]
+
+    async def store_writes(self, scope: Scope) -> list[NodeRead]:
+        if scope not in self._stores:
+            self._stores[scope] = await self.source.store_writes(scope)
+        return self._stores[scope]

@@ -176,6 +176,53 @@ def test_a_scope_read_costs_the_same_beside_ten_times_more(
     assert not [p for p in plans + crowded_plans if p in SCANS], crowded_plans
 
 
+def _store(p: str, store: str) -> dict[str, Any]:
+    """A store's writes: an entry written, rewritten, and another deleted before ``UNTIL``; one
+    more written after it."""
+    t = f"{DAY}T1"
+    v1 = _unit(f"{p}v1", "memory", "Alice has a sister", memory_id=f"{p}e1", store_id=store)
+    v2 = _unit(f"{p}v2", "memory", "Alice's sister Emma", memory_id=f"{p}e1", store_id=store)
+    v3 = _unit(f"{p}v3", "memory", "Alice has a cat", memory_id=f"{p}e2", store_id=store)
+    gone = _unit(f"{p}t3", "tombstone", "", memory_id=f"{p}e2", store_id=store)
+    late = _unit(f"{p}v4", "memory", "Alice moved", memory_id=f"{p}e3", store_id=store)
+    ops = [
+        _op(f"{p}w1", "update", f"{t}0:00:00Z", [], [v1, v3], {}),
+        _op(f"{p}w2", "update", f"{t}0:00:01Z", [f"{p}v1"], [v2], {}),
+        _op(f"{p}w3", "deletion", f"{t}0:00:02Z", [f"{p}v3"], [gone], {}),
+        _op(f"{p}w4", "update", f"{t}3:00:00Z", [], [late], {}),
+    ]
+    return {"units": [], "operations": ops, "cases": []}
+
+
+def test_a_stores_writes_are_read_by_its_index_beside_ten_other_stores(
+    client: httpx.Client, neo4j_driver: Driver
+) -> None:
+    """``store_write_ids`` (the redundancy check's read of the stores a case names): the store's
+    versions and tombstones written by the answer's time with their writers, latest first, for
+    the same database hits beside ten other stores, and no label or index scan."""
+    alone, crowded = (f"t-store-{uuid.uuid4().hex[:8]}" for _ in range(2))
+    _send(client, alone, _store("a-", "alice"))
+    _send(client, crowded, _store("a-", "alice"))
+    for i in range(10):
+        _send(client, crowded, _store(f"o{i}-", f"other{i}"))
+    reads = []
+    for project in (alone, crowded):
+        record, hits, plans = _profiled(
+            neo4j_driver,
+            "attribution/store_write_ids",
+            project=project,
+            stores=["alice"],
+            until=UNTIL,
+            limit=100,
+        )
+        assert not [p for p in plans if p in SCANS], plans
+        reads.append((record["nodes"], hits))
+    (nodes, hits), (crowded_nodes, crowded_hits) = reads
+    assert nodes == crowded_nodes
+    assert [n[0] for n in nodes] == ["a-w3", "a-w2", "a-w1", "a-t3", "a-v2", "a-v1", "a-v3"]
+    assert crowded_hits <= 1.1 * hits, (hits, crowded_hits)
+
+
 def test_the_last_resort_reads_a_window_not_the_project(neo4j_driver: Driver) -> None:
     """``recent_messages`` walks the (project, ts) index backwards: no label or index scan."""
     _, _, plans = _profiled(

@@ -420,15 +420,18 @@ def test_neo4j_down_is_503(down_service: ServiceHandle) -> None:
     assert response.json()["error"] == "unavailable"
 
 
-def remembered(trace: int, turn: str, fact: str, record: str) -> ExportTraceServiceRequest:
-    """A memory ``add``: an LLM call extracting ``fact`` from ``turn``, then its write."""
+def remembered(
+    trace: int, turn: str, fact: str, record: str, at: float = 0.0
+) -> ExportTraceServiceRequest:
+    """A memory ``add`` at ``at`` seconds: an LLM call extracting ``fact`` from ``turn``, then
+    its write of ``record``."""
     return export(
-        span(trace, 1, "memory.add", 0.0),
+        span(trace, 1, "memory.add", at),
         span(
             trace,
             2,
             "chat extract facts",
-            0.1,
+            at + 0.1,
             parent=1,
             attributes={
                 "gen_ai.operation.name": "chat",
@@ -440,7 +443,7 @@ def remembered(trace: int, turn: str, fact: str, record: str) -> ExportTraceServ
             trace,
             3,
             "update_memory",
-            0.2,
+            at + 0.2,
             parent=1,
             attributes={
                 "gen_ai.operation.name": "update_memory",
@@ -520,6 +523,41 @@ def test_the_question_a_chat_was_asked_is_not_its_context(
     result = client.post("/attribute/pet", params={"project": project}).json()
     assert result["error_type"] == "ExtractionError", result["reason"]
     assert result["operation"]["id"] == f"otel:{30:032x}:{2:016x}"
+
+
+def test_a_fact_the_searched_store_still_held_is_a_retrieval_error(
+    client: httpx.Client, project: str
+) -> None:
+    """The evidence's own record was overwritten, but the store the search names held the fact
+    in another record (written by a tool, from no message): losing one copy decided nothing, and
+    the search that did not return the other is blamed. An OpenTelemetry search lists only what
+    it returned, so the other record is found through the store's writes."""
+    fact = "Alice's sister lives in Denver"
+    told = remembered(40, "Alice: my sister moved to Denver.", fact, "sister", at=0.0)
+    synced = export(
+        span(41, 1, "profile.sync", 10.0),
+        span(
+            41,
+            2,
+            "update_memory",
+            10.1,
+            parent=1,
+            attributes={
+                "gen_ai.operation.name": "update_memory",
+                "gen_ai.memory.store.id": "mem0",
+                "gen_ai.memory.records": records(("family", "Alice's sister lives in Denver.")),
+            },
+        ),
+    )
+    nurse = "Alice's sister is a nurse"
+    overwritten = remembered(42, "Alice: my sister is a nurse.", nurse, "sister", at=20.0)
+    question = "Where does Alice's sister live?"
+    ask = asked(43, question, ("hobby", "Alice likes hiking"), "I do not know.", "Denver", "city")
+    for request in (told, synced, overwritten, ask):
+        assert send(client, request, project).status_code == 200
+    result = client.post("/attribute/city", params={"project": project}).json()
+    assert result["error_type"] == "RetrievalError", result["reason"]
+    assert result["operation"]["id"] == f"otel:{43:032x}:{2:016x}"
 
 
 def test_redefining_a_unit_is_409_and_writes_nothing(
