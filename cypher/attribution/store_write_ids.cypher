@@ -1,7 +1,7 @@
 // The writes of the memory stores an unnamed case's lineage read (Scope.stores,
-// service/attribution/scope.py), for the redundancy check (service/attribution/engine.py,
-// _stored_memories): every version and tombstone the writer kept a `store_id` for, by the
-// (project, store_id) index, with the operation that produced it, listed as
+// service/attribution/scope.py), for the redundancy check (service/attribution/engine.py:
+// _redundant_carrier, _store_reads): every version and tombstone the writer kept a `store_id`
+// for, by the (project, store_id) index, with the operation that produced it, listed as
 // attribution/descendant_ids lists nodes ([id, is operation, cacheable]). A search that names
 // its store but lists only the records it returned (an OpenTelemetry search_memory) tells
 // nothing of what else the store held; these writes do. Only writes made by $until (the
