@@ -154,20 +154,16 @@ def rewrite(path: str, conversations: tuple[str, ...], shapes: tuple[str, ...]) 
     )
     for shape in OTEL_SHAPES:
         if shape in shapes:
-            out.append(Dataset(shape, [_as_otel(item, shape) for item in native]))
+            out.append(Dataset(shape, [otel_batch(item, shape) for item in native]))
     return out
 
 
-def _as_otel(item: LabelledBatch, shape: str = OTEL_SHAPES[0]) -> LabelledBatch:
+def otel_batch(item: LabelledBatch, shape: str = OTEL_SHAPES[0]) -> LabelledBatch:
     """``item`` as an OpenTelemetry agent sends it, in its shape's project (``rewrite-otel-<conv>``,
-    or ``rewrite-otel-shared`` for every conversation)."""
-    truth = Oracle.of([item]).by_case
+    or ``rewrite-otel-shared`` for every conversation), with the oracle's truth of ``item``."""
     truths = {
-        case: (
-            truth[(item.batch["project"], case)].carriers,
-            truth[(item.batch["project"], case)].needles,
-        )
-        for case in item.labels
+        case: (truth.carriers, truth.needles)
+        for (_, case), truth in Oracle.of([item]).by_case.items()
     }
     converted = as_otel(item, truths)
     project = shape if "shared" in shape else f"{shape}-{item.hidden['conversation']}"

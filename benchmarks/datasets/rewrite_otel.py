@@ -23,8 +23,8 @@ Per conversation, one export (its spans in time order, as a batch exporter sends
 What the mapping makes of it differs from the native trace on purpose, as real OTLP traces do:
 a write span reads every fact of its session's extraction (the latest LLM sibling's answers),
 not the one fact it was decided from; a search reads only the records it returned, so what else
-the store held is known only from the writes (``store_id``); the question read by the answering
-call is a source message.
+the store held is known only from the writes (``store_id``); the answering call reads the
+question as a user message.
 
 Labels: the operation of a label becomes the span made from it (a DeletionError's, the
 ``delete_memory`` span of that decision). A case whose labelled operation has no span (a NONE
@@ -85,7 +85,8 @@ class _Spans:
         self.made: dict[tuple[str, str], str] = {}
         self.units = {u["id"]: u for u in item.batch["units"]}
         self.cases = {c["answer_unit"]: c for c in item.batch["cases"]}
-        self._add_trace: dict[str, tuple[int, list[int]]] = {}  # fact -> trace, next span id
+        self._add_trace: dict[str, int] = {}  # an extracted fact -> its session's trace
+        self._next_span: dict[int, int] = {}  # a session's trace -> its next write's span id
         self._turn_trace: dict[str, int] = {}  # a search's context -> its trace
         for op in sorted(item.batch["operations"], key=lambda o: (o["ts"], o["id"])):
             getattr(self, f"_{op['kind']}")(op)
@@ -136,17 +137,18 @@ class _Spans:
                 "gen_ai.output.messages": _messages("assistant", self._texts(op["outputs"])),
             },
         )
-        next_span = [3]
+        self._next_span[trace] = 3
         for fact in op["outputs"]:
-            self._add_trace[fact] = (trace, next_span)
+            self._add_trace[fact] = trace
 
     def _update(self, op: dict[str, Any]) -> None:
         """A decision: what it wrote (a tombstone, a new version); a NONE writes nothing."""
-        trace, next_span = next(self._add_trace[i] for i in op["inputs"] if i in self._add_trace)
+        trace = next(self._add_trace[i] for i in op["inputs"] if i in self._add_trace)
         for out in op["outputs"]:
             unit = self.units[out]
             store, record = _record(unit)
-            sid, next_span[0] = next_span[0], next_span[0] + 1
+            sid = self._next_span[trace]
+            self._next_span[trace] += 1
             attrs = {"gen_ai.memory.store.id": store}
             if unit["kind"] == "tombstone":
                 attrs |= {

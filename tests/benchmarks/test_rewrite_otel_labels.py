@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from memtrace_client.models import TraceBatch
 
-from benchmarks.attribution.accuracy import _as_otel
+from benchmarks.attribution.accuracy import otel_batch
 from benchmarks.attribution.oracle import Oracle
 from benchmarks.datasets import LabelledBatch
 from benchmarks.datasets.copies import NAMING_ATTRIBUTES
@@ -28,7 +28,9 @@ pytestmark = pytest.mark.skipif(not resolve_dir(None).is_dir(), reason="LoCoMo d
 
 @pytest.fixture(scope="module")
 def pairs() -> list[tuple[LabelledBatch, LabelledBatch]]:
-    return [(item, _as_otel(item)) for item in load_rewrite(shape="rewrite", conversations=SAMPLE)]
+    return [
+        (item, otel_batch(item)) for item in load_rewrite(shape="rewrite", conversations=SAMPLE)
+    ]
 
 
 def _span(op: dict[str, Any]) -> tuple[str, str]:
@@ -140,7 +142,7 @@ def test_the_batch_is_what_the_otlp_endpoint_writes(
         assert otel.hidden["half"] == native.hidden["half"]
         types |= {label["error_type"] for label in otel.labels.values()}
     assert types == set(KINDS_FOR_ERROR)
-    again = _as_otel(load_rewrite(shape="rewrite", conversations=SAMPLE[:1])[0])
+    again = otel_batch(load_rewrite(shape="rewrite", conversations=SAMPLE[:1])[0])
     assert again.batch == pairs[0][1].batch, "the conversion is not deterministic"
 
 
