@@ -62,8 +62,8 @@ from benchmarks.datasets import LabelledBatch, generate_synthetic, load_locomo
 from benchmarks.datasets.locomo import PIPELINES
 from benchmarks.datasets.rewrite import SHAPES as REWRITE_SHAPES
 from benchmarks.datasets.rewrite import load_rewrite
+from benchmarks.datasets.rewrite_otel import DECIDING, as_otel
 from benchmarks.datasets.rewrite_otel import SHAPES as OTEL_SHAPES
-from benchmarks.datasets.rewrite_otel import as_otel
 from benchmarks.figures import RESULTS, save
 from service.attribution.judges.base import Judge
 from service.attribution.judges.heuristic import HeuristicJudge
@@ -165,7 +165,7 @@ def otel_batch(item: LabelledBatch, shape: str = OTEL_SHAPES[0]) -> LabelledBatc
         case: (truth.carriers, truth.needles)
         for (_, case), truth in Oracle.of([item]).by_case.items()
     }
-    converted = as_otel(item, truths)
+    converted = as_otel(item, truths, deciding=shape == DECIDING)
     project = shape if "shared" in shape else f"{shape}-{item.hidden['conversation']}"
     return LabelledBatch(
         {**converted.batch, "project": project}, converted.labels, converted.hidden

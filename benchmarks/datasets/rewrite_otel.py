@@ -16,6 +16,14 @@ Per conversation, one export (its spans in time order, as a batch exporter sends
   (``gen_ai.memory.records``, the user as ``gen_ai.memory.store.id``) and, for a DELETE, a
   ``delete_memory`` span before it. The decision itself (Mem0's second LLM call) happens inside
   the memory system and is not traced; a NONE writes nothing and has no span;
+- in the ``rewrite-otel-decisions`` shape, Mem0's deciding call is traced too, as an OpenAI
+  instrumentation sends it inside ``add``: after the extracting call, a ``search_memory`` span
+  per fact (the fact as query, the similar memories the store held before the session as
+  records), then one ``chat`` span whose user message quotes those memories and the facts and
+  whose answer is Mem0's JSON (``{"memory": [{"id", "text", "event", "old_memory"}]}``: ADD,
+  UPDATE with the text it replaces, DELETE with the text it removes; a NONE is left out), and
+  the writes after it, which carry that answer out. The mapping makes the deciding call the
+  update (it reads retrieved context and a write follows), and each write reads its answer;
 - a trace per question: a ``search_memory`` span (the question as query, the memories the
   search returned as records) and the ``chat`` span answering it from them, carrying the case
   (``memtrace.case.*``).
@@ -30,10 +38,14 @@ Labels: the operation of a label becomes the span made from it (a DeletionError'
 ``delete_memory`` span of that decision). A case whose labelled operation has no span (a NONE
 decision that dropped the fact) is left out and counted in ``hidden["unmapped"]``.
 
+Labels stay on the writes when the deciding call is traced: its JSON still holds what a write
+dropped (an UPDATE's ``old_memory``, a DELETE's text), so the write is where it was lost.
+
 Truth (``hidden["carriers"]``): a converted unit carries a case when it is a message with the
 content of a carrying message, a memory version or extracted fact with the content of a carrying
-memory, or a context holding the text of a carrying memory or the answer phrase, the native
-batch's truth (``benchmarks.attribution.oracle``) read over the new ids.
+memory, a context holding the text of a carrying memory or the answer phrase, or the deciding
+call's prompt or answer holding the text of a carrying memory: the native batch's truth
+(``benchmarks.attribution.oracle``) read over the new ids.
 """
 
 from __future__ import annotations
@@ -41,7 +53,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -55,8 +67,10 @@ from tests.support.otlp_export import kv
 from .labels import Label, LabelledBatch
 from .locomo import holds
 
-SHAPES = ("rewrite-otel", "rewrite-otel-shared")
-"""A project per conversation, or one project holding every user (told apart by store id)."""
+SHAPES = ("rewrite-otel", "rewrite-otel-shared", "rewrite-otel-decisions")
+"""A project per conversation, or one project holding every user (told apart by store id); and
+a project per conversation where Mem0's deciding call is traced too (:data:`DECIDING`)."""
+DECIDING = "rewrite-otel-decisions"
 SERVICE = "mem0-agent"
 Truth = tuple[frozenset[str], tuple[str, ...]]
 """A case's carrying unit ids and needles (``benchmarks.attribution.oracle.CaseTruth``)."""
@@ -77,7 +91,7 @@ class _Spans:
     which span each operation became, by (operation id, ``op`` or ``delete``). Trace ids come
     from the conversation's tag, so no two conversations share an operation id."""
 
-    def __init__(self, item: LabelledBatch) -> None:
+    def __init__(self, item: LabelledBatch, deciding: bool = False) -> None:
         tag = f"{item.batch['project']}/{item.hidden['conversation']}"
         self._base = int(hashlib.sha256(tag.encode()).hexdigest()[:16], 16) << 64
         self._traces = 0
@@ -88,8 +102,14 @@ class _Spans:
         self._add_trace: dict[str, int] = {}  # an extracted fact -> its session's trace
         self._next_span: dict[int, int] = {}  # a session's trace -> its next write's span id
         self._turn_trace: dict[str, int] = {}  # a search's context -> its trace
+        # with the deciding call traced: a session's trace -> its extraction and its decisions
+        self._deciding = deciding
+        self._sessions: dict[int, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+        self._latest: dict[str, str] = {}  # a record's text as the last decision wrote it
         for op in sorted(item.batch["operations"], key=lambda o: (o["ts"], o["id"])):
             getattr(self, f"_{op['kind']}")(op)
+        for trace, (extraction, decisions) in self._sessions.items():
+            self._decide(trace, extraction, decisions)
 
     def request(self) -> ExportTraceServiceRequest:
         spans = sorted(self.spans, key=lambda s: (s.start_time_unix_nano, s.trace_id, s.span_id))
@@ -99,9 +119,12 @@ class _Spans:
             resource_spans=[ResourceSpans(resource=resource, scope_spans=[scope])]
         )
 
-    def _span(self, trace: int, sid: int, name: str, ts: str, attrs: dict[str, Any]) -> str:
-        """A span of ``trace`` (span 1 is its root), half a second long from ``ts``; its id."""
-        start = int(datetime.fromisoformat(ts).timestamp() * 1000) * 1_000_000
+    def _span(
+        self, trace: int, sid: int, name: str, ts: str, attrs: dict[str, Any], after_ms: int = 0
+    ) -> str:
+        """A span of ``trace`` (span 1 is its root), half a second long from ``after_ms`` past
+        ``ts``; its id."""
+        start = (int(datetime.fromisoformat(ts).timestamp() * 1000) + after_ms) * 1_000_000
         self.spans.append(
             Span(
                 trace_id=trace.to_bytes(16, "big"),
@@ -138,12 +161,14 @@ class _Spans:
             },
         )
         self._next_span[trace] = 3
+        self._sessions[trace] = (op, [])
         for fact in op["outputs"]:
             self._add_trace[fact] = trace
 
     def _update(self, op: dict[str, Any]) -> None:
         """A decision: what it wrote (a tombstone, a new version); a NONE writes nothing."""
         trace = next(self._add_trace[i] for i in op["inputs"] if i in self._add_trace)
+        self._sessions[trace][1].append(op)
         for out in op["outputs"]:
             unit = self.units[out]
             store, record = _record(unit)
@@ -167,6 +192,105 @@ class _Spans:
                 self.made[(op["id"], "op")] = self._span(
                     trace, sid, "update_memory", op["ts"], attrs
                 )
+
+    def _decide(
+        self, trace: int, extraction: dict[str, Any], decisions: list[dict[str, Any]]
+    ) -> None:
+        """With the deciding call traced (Mem0's ``add``): after the extraction, a
+        ``search_memory`` per fact for the similar memories the store held before this session,
+        then one ``chat`` deciding every fact's event from them, whose answer the writes carry
+        out. Its answer is Mem0's JSON: ADD and UPDATE with the new text (UPDATE with the
+        ``old_memory`` it replaces), DELETE with the text it removes; a NONE is left out."""
+        if not self._deciding or not decisions:
+            return
+        session = {out for op in decisions for out in op["outputs"]}
+        older: dict[str, dict[str, Any]] = {}  # similar versions the store held before, by id
+        for i, op in enumerate(decisions):
+            fact, *similar = [self.units[u] for u in op["inputs"]]
+            found = [u for u in similar if u["id"] not in session and u["kind"] == "memory"]
+            older |= {u["id"]: u for u in found}
+            records = [{"id": _record(u)[1], "content": u["content"]} for u in found]
+            self._span(
+                trace,
+                self._take(trace),
+                "search_memory",
+                extraction["ts"],
+                {
+                    "gen_ai.operation.name": "search_memory",
+                    "gen_ai.memory.store.id": self._store(op),
+                    "gen_ai.memory.query.text": fact["content"],
+                    "gen_ai.memory.records": json.dumps(records),
+                },
+                after_ms=500 + i,
+            )
+        current = [{"id": _record(u)[1], "text": u["content"]} for u in older.values()]
+        facts = [self.units[u]["content"] for u in extraction["outputs"]]
+        prompt = (
+            f"Current memory:\n{json.dumps(current, ensure_ascii=False)}\n"
+            f"New facts:\n{json.dumps(facts, ensure_ascii=False)}"
+        )
+        events = json.dumps({"memory": self._events(decisions)}, ensure_ascii=False)
+        decided = datetime.fromisoformat(extraction["ts"]) + timedelta(
+            milliseconds=500 + len(decisions) + 1
+        )
+        if min(datetime.fromisoformat(op["ts"]) for op in decisions) <= decided:
+            raise ValueError("a session's first write comes before its deciding call")
+        self._span(
+            trace,
+            self._take(trace),
+            "chat decide_memories",
+            extraction["ts"],
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.input.messages": _messages("user", [prompt]),
+                "gen_ai.output.messages": _messages("assistant", [events]),
+            },
+            after_ms=500 + len(decisions) + 1,
+        )
+
+    def _events(self, decisions: list[dict[str, Any]]) -> list[dict[str, str]]:
+        """Mem0's memory events of a session's decisions, in order."""
+        events = []
+        for op in decisions:
+            before = {
+                _record(self.units[u])[1]: self.units[u]["content"]
+                for u in op["inputs"]
+                if self.units[u]["kind"] == "memory"
+                and self.units[u]["attributes"].get("memory_id")
+            }
+            for out in op["outputs"]:
+                unit = self.units[out]
+                record = _record(unit)[1]
+                if unit["kind"] == "tombstone":
+                    text = before.get(record, self._latest.get(record, ""))
+                    events.append({"id": record, "text": text, "event": "DELETE"})
+                elif record in self._latest:
+                    old = self._latest[record]
+                    events.append(
+                        {
+                            "id": record,
+                            "text": unit["content"],
+                            "event": "UPDATE",
+                            "old_memory": old,
+                        }
+                    )
+                else:
+                    events.append({"id": record, "text": unit["content"], "event": "ADD"})
+                self._latest[record] = unit["content"]
+        return events
+
+    def _take(self, trace: int) -> int:
+        sid = self._next_span[trace]
+        self._next_span[trace] += 1
+        return sid
+
+    def _store(self, op: dict[str, Any]) -> str:
+        """The user whose store a decision wrote."""
+        return next(
+            _record(self.units[u])[0]
+            for u in op["outputs"] + op["inputs"]
+            if self.units[u]["attributes"].get("memory_id")
+        )
 
     def _retrieval(self, op: dict[str, Any]) -> None:
         """A question's search: the records it returned (the lines of its context, in order)."""
@@ -215,10 +339,13 @@ class _Spans:
         return [u["content"] for u in units if kind is None or u["kind"] == kind]
 
 
-def as_otel(item: LabelledBatch, truths: Mapping[str, Truth]) -> LabelledBatch:
+def as_otel(
+    item: LabelledBatch, truths: Mapping[str, Truth], deciding: bool = False
+) -> LabelledBatch:
     """``item`` sent as OTLP spans and converted by the service's mapping, with its labels and
-    ``truths`` (case id -> the oracle's carriers and needles over ``item``) over the new ids."""
-    spans = _Spans(item)
+    ``truths`` (case id -> the oracle's carriers and needles over ``item``) over the new ids;
+    ``deciding``: with Mem0's deciding call and its searches traced."""
+    spans = _Spans(item, deciding)
     converted = convert_export(spans.request(), item.batch["project"])
     batch = converted.batch
     # The service looks up, for a record's first write in an export, its latest stored version;
@@ -267,6 +394,14 @@ def _carriers(
     facts = {
         out for op in batch["operations"] if op["kind"] == "extraction" for out in op["outputs"]
     }
+    # The deciding call's prompt and answer (JSON) hold whole memories, as a context does.
+    deciding = {
+        unit
+        for op in batch["operations"]
+        if op["attributes"]["otel"]["name"] == "chat decide_memories"
+        for unit in op["inputs"] + op["outputs"]
+    }
+    written = [json.dumps(m, ensure_ascii=False)[1:-1] for m in memories]
     found = []
     for unit in batch["units"]:
         text, kind = unit.get("content") or "", unit["kind"]
@@ -274,6 +409,7 @@ def _carriers(
             (kind == "message" and text in messages)
             or ((kind == "memory" or unit["id"] in facts) and text in memories)
             or (kind == "context" and (any(m in text for m in memories) or holds(text, phrase)))
+            or (unit["id"] in deciding and kind != "context" and any(m in text for m in written))
         ):
             found.append(unit["id"])
     return sorted(found)

@@ -1,6 +1,7 @@
-"""The OpenTelemetry shape of the store-rewriting set: its spans become, through the service's
-own OTLP mapping, a trace whose labels point at the spans made from the labelled operations and
-whose truth is the native batch's, read over the new ids.
+"""The OpenTelemetry shapes of the store-rewriting set (without and with Mem0's deciding call
+traced): their spans become, through the service's own OTLP mapping, a trace whose labels point
+at the spans made from the labelled operations and whose truth is the native batch's, read over
+the new ids.
 
 The checker reads the converted batch and the native one side by side and objects to any label
 that does not sit on the span the native operation became; the last test moves labels and
@@ -21,15 +22,23 @@ from benchmarks.datasets.copies import NAMING_ATTRIBUTES
 from benchmarks.datasets.labels import KINDS_FOR_ERROR
 from benchmarks.datasets.locomo_source import resolve_dir
 from benchmarks.datasets.rewrite import load_rewrite
+from benchmarks.datasets.rewrite_otel import DECIDING
 
 SAMPLE = ("26", "44")  # one conversation of each half
 pytestmark = pytest.mark.skipif(not resolve_dir(None).is_dir(), reason="LoCoMo data not available")
 
 
+@pytest.fixture(scope="module", params=["rewrite-otel", DECIDING])
+def shape(request: pytest.FixtureRequest) -> str:
+    """Without and with Mem0's deciding call (its searches and its JSON answer) traced."""
+    return str(request.param)
+
+
 @pytest.fixture(scope="module")
-def pairs() -> list[tuple[LabelledBatch, LabelledBatch]]:
+def pairs(shape: str) -> list[tuple[LabelledBatch, LabelledBatch]]:
     return [
-        (item, otel_batch(item)) for item in load_rewrite(shape="rewrite", conversations=SAMPLE)
+        (item, otel_batch(item, shape))
+        for item in load_rewrite(shape="rewrite", conversations=SAMPLE)
     ]
 
 
@@ -125,7 +134,7 @@ def test_every_label_sits_on_the_span_of_its_operation(
 
 
 def test_the_batch_is_what_the_otlp_endpoint_writes(
-    pairs: list[tuple[LabelledBatch, LabelledBatch]],
+    pairs: list[tuple[LabelledBatch, LabelledBatch]], shape: str
 ) -> None:
     types = set()
     for native, otel in pairs:
@@ -142,7 +151,7 @@ def test_the_batch_is_what_the_otlp_endpoint_writes(
         assert otel.hidden["half"] == native.hidden["half"]
         types |= {label["error_type"] for label in otel.labels.values()}
     assert types == set(KINDS_FOR_ERROR)
-    again = otel_batch(load_rewrite(shape="rewrite", conversations=SAMPLE[:1])[0])
+    again = otel_batch(load_rewrite(shape="rewrite", conversations=SAMPLE[:1])[0], shape)
     assert again.batch == pairs[0][1].batch, "the conversion is not deterministic"
 
 
