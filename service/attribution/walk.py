@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -94,6 +95,24 @@ class Walk:
                 self.uncertain = True
             out[uid] = bool(v.carries)
         return out
+
+    def take_copies(self, carrier: str, unit_ids: Sequence[str]) -> None:
+        """Record as carrying each of ``unit_ids`` that holds the whole text of ``carrier``
+        verbatim (or JSON-quoted): an LLM call answering in JSON that lists the facts it was
+        given (Mem0's memory decisions: ``{"memory": [{"text": ..., "event": "ADD"}]}``) kept
+        every word of them, whatever else its answer lists. Judged on its own, such an answer is
+        a long unit whose other lines are about other things, and the judge discounts a line
+        whose neighbours are off the question. As sure as the carrier."""
+        text = self.graph.units[carrier].content.strip()
+        if len(content_tokens(text)) < COPY_WORDS:
+            return
+        forms = {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}
+        for n in self.graph.known_units(unit_ids):
+            held = self.judge.cache.get(n.id)
+            if (held is None or not held.carries) and any(f in n.content for f in forms):
+                self.judge.cache[n.id] = Verdict(
+                    True, self.confidence_of(carrier), "copy", score=self.strength_of(carrier)
+                )
 
     def confidence_of(self, unit_id: str) -> float:
         verdict = self.judge.cache.get(unit_id)
