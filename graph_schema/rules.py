@@ -16,6 +16,15 @@ by the response alone, is not a source message: ``construction_loss`` does not r
 and the walk never takes it for evidence (``cypher/attribution/scope_messages``; for the messages
 of the answer's lineage, :func:`is_source_message` on the operations the case's graph holds).
 
+A message that holds, verbatim, the whole text of a ``context`` or ``answer`` unit its reader
+also read (at least :data:`QUOTED_CHARS` characters of it) is a prompt assembled from what that
+reader was given, not something a person said: Mem0's deciding call reads "Current memory:
+[...] New facts: [...]", the memories it retrieved and the facts the extraction answered, as one
+user message. Only a building reader that quotes nothing of its own inputs makes a message a
+source: the user's turn an agent reads beside its retrieved memories before writing one stays a
+source message, the deciding call's prompt is none (else the evidence search, finding every
+fact of a session in it, takes it for the turn that said them).
+
 **Evidence units** (rule ``evidence units``). A case's ``evidence_units`` when it names any;
 else the evidence its stored attribution found (``evidence`` of the result, kept on the
 ``Attribution`` node). The walk searches for evidence in Python (BM25 and a judge), which Cypher
@@ -50,12 +59,30 @@ RULES = ("source message", "evidence units", "carried forward", "live at questio
 """The rules whose Cypher block is held equal wherever it appears."""
 
 
+QUOTED_CHARS = 20
+"""How long a context or answer must be before a message holding it counts as quoting it: a
+short answer ("Yes", "Paris") recurs in what people say."""
+QUOTED_KINDS = ("context", "answer")
+"""The units a prompt is assembled from: what a retrieval handed over, what an LLM call answered."""
+
+
+def quotes(content: str, read: Iterable[tuple[str, str]]) -> bool:
+    """Whether a message's ``content`` holds the whole text of one of ``read`` (its reader's
+    inputs as (kind, content)) that is a :data:`QUOTED_KINDS` unit of :data:`QUOTED_CHARS` or
+    more: ``m.content CONTAINS q.content`` in the Cypher block."""
+    return any(
+        kind in QUOTED_KINDS and len(text) >= QUOTED_CHARS and text in content
+        for kind, text in read
+    )
+
+
 def is_source_message(
-    kind: str, producer_kinds: Iterable[str], consumer_kinds: Iterable[str]
+    kind: str, producer_kinds: Iterable[str], consumers: Iterable[tuple[str, bool]]
 ) -> bool:
     """The ``source message`` rule for a unit of ``kind`` made by operations of
-    ``producer_kinds`` and read by operations of ``consumer_kinds``."""
+    ``producer_kinds`` and read by ``consumers``: (kind, whether the message :func:`quotes`
+    that reader's inputs) of each operation reading it."""
     if kind != "message" or any(True for _ in producer_kinds):
         return False
-    readers = list(consumer_kinds)
-    return not readers or any(k not in QUESTION_TIME_KINDS for k in readers)
+    readers = list(consumers)
+    return not readers or any(k not in QUESTION_TIME_KINDS and not quoted for k, quoted in readers)

@@ -23,7 +23,7 @@ from typing import Any
 from benchmarks.attribution.flatlog import batch_units
 from benchmarks.attribution.run import CaseRef, Dataset, record_of
 from graph_schema import STORE_KEY, scope_names
-from graph_schema.rules import is_source_message
+from graph_schema.rules import is_source_message, quotes
 from service.attribution.engine import attribute
 from service.attribution.graph import CaseGraph, NodeRead, ScopeMessage, ScopeRead
 from service.attribution.judges.base import CachedJudge, Judge
@@ -192,7 +192,20 @@ class BatchSource:
             if not is_source_message(
                 "message",
                 [self.rows[o]["kind"] for o in makers],
-                [self.rows[o]["kind"] for o in readers],
+                [
+                    (
+                        self.rows[o]["kind"],
+                        quotes(
+                            row.get("content") or "",
+                            (
+                                (self.rows[i]["kind"], self.rows[i].get("content") or "")
+                                for i in self.inputs[o]
+                                if i in self.rows
+                            ),
+                        ),
+                    )
+                    for o in readers
+                ],
             ):
                 continue
             recorded = row["ts"] or min((self.rows[o]["ts"] for o in readers), default=None)

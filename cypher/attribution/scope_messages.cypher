@@ -65,7 +65,11 @@ WHERE m.id IS NOT NULL
   AND NOT EXISTS { (m)-[:PRODUCED_BY]->(:Operation) }
   AND (NOT EXISTS { (m)<-[:CONSUMES]-(:Operation) }
        OR EXISTS { (m)<-[:CONSUMES]-(b:Operation)
-                   WHERE NOT coalesce(b.kind, '') IN ['retrieval', 'response', 'evaluation'] })
+                   WHERE NOT coalesce(b.kind, '') IN ['retrieval', 'response', 'evaluation']
+                     AND NOT EXISTS { (b)-[:CONSUMES]->(q:Unit)
+                                      WHERE q.kind IN ['context', 'answer']
+                                        AND size(q.content) >= 20
+                                        AND m.content CONTAINS q.content } })
   // end rule
 WITH m AS u
 CALL (u) {

@@ -59,7 +59,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from graph_schema import SCOPE_KEYS, STORE_KEY, scope_value
-from graph_schema.rules import is_source_message
+from graph_schema.rules import is_source_message, quotes
 from service.attribution.graph import CaseGraph, Node
 
 NEIGHBOURHOOD_STEPS = 4
@@ -163,10 +163,20 @@ def _source(graph: CaseGraph, unit_id: str) -> bool:
     # one builds, its kind decides alone, and the question-time readers (every retrieval, where
     # a retrieval reads the whole store) need not be looked up.
     readers = graph.building_consumers(unit_id) or graph.consumers_of(unit_id)
+    content = graph.units[unit_id].content
     return is_source_message(
         graph.units[unit_id].kind,
         [graph.operations[o].kind for o in graph.producers.get(unit_id, [])],
-        [graph.operations[o].kind for o in readers],
+        [
+            (
+                graph.operations[o].kind,
+                quotes(
+                    content,
+                    ((n.kind, n.content) for n in graph.known_units(graph.inputs.get(o, ()))),
+                ),
+            )
+            for o in readers
+        ],
     )
 
 

@@ -158,3 +158,48 @@ def test_an_answering_prompt_is_no_source_message(client: httpx.Client, project:
     # word for word (and would rank first).
     (colour,) = _attributions(client, project, ["c-colour"]).values()
     assert colour["evidence"] == ["msg-3"]
+
+
+def _decided(n: int, minute: int, message: str, fact: str, written: bool) -> list[dict[str, Any]]:
+    """A Mem0 ``add`` with its deciding call traced: an extraction answering ``fact``, then an
+    LLM call reading that answer and its prompt, which quotes the fact, and answering the
+    decision in Mem0's JSON; when ``written``, a write of the memory it decided (else a NONE)."""
+    quoted = fact.replace('"', '\\"')
+    decision = f'{{"memory": [{{"id": "0", "text": "{quoted}", "event": "ADD"}}]}}'
+    steps = [
+        _op(f"op-ex-{n}", "extraction", minute, [_unit(f"msg-{n}", "message", message)],
+            [_unit(f"fact-{n}", "answer", fact)]),
+        _op(f"op-decide-{n}", "update", minute + 1,
+            [f"fact-{n}", _unit(f"ask-{n}", "message", f'New facts: ["{quoted}"]')],
+            [_unit(f"decision-{n}", "answer", decision)] if written else []),
+    ]  # fmt: skip
+    if written:
+        made = _unit(f"mem-{n}@1", "memory", fact, memory_id=f"mem-{n}")
+        steps.append(_op(f"op-write-{n}", "update", minute + 2, [f"decision-{n}"], [made]))
+    return steps
+
+
+def test_a_prompt_quoting_what_its_call_read_is_no_source_message(
+    client: httpx.Client, project: str
+) -> None:
+    """Mem0's deciding call reads its prompt beside the facts the extraction answered, and the
+    prompt quotes them: it was assembled, not said. construction_loss lists the turn whose fact
+    was decided away, not the prompt that decided it; the attribution's evidence is the turn,
+    not the prompt that restates the fact closer to the question's words."""
+    sister = "Alice's sister Emma lives in Denver"
+    trace = {
+        "project": project,
+        "operations": [
+            *_decided(1, 1, "Alice: Emma moved to Denver last spring", sister, written=True),
+            *_decided(2, 5, "Alice: the weather is nice", "Alice enjoys the weather", False),
+            *_asked(1, 10, "Where does Alice's sister Emma live?", "mem-1@1", "nothing found"),
+        ],
+        "cases": [_case("c-sister", 1, "Where does Alice's sister Emma live?", "Denver")],
+    }
+    assert client.post("/traces", json=trace).status_code == 200
+    assert [row["message"] for row in _rows(client, "construction_loss", project)] == ["msg-2"]
+    results = _agree(client, project, ["c-sister"])
+    assert (results["c-sister"]["error_type"], results["c-sister"]["evidence"]) == (
+        "RetrievalError",
+        ["msg-1"],
+    )

@@ -600,3 +600,102 @@ def test_memtrace_operation_name_says_which_llm_step_a_span_is(
     assert send(client, request, project).status_code == 200
     names = sorted(o["name"] for o in operations(neo4j_driver, project).values())
     assert names == ["chat gpt-4o-mini", "extract_facts"]
+
+
+def decided(trace: int, turns: list[str], facts: list[str]) -> ExportTraceServiceRequest:
+    """A Mem0 ``add`` with its deciding call traced, as an OpenAI instrumentation sends it: the
+    call extracting ``facts`` from ``turns``, a search for memories like the first fact (none),
+    the call deciding every fact's event, answering Mem0's JSON, and a write per fact."""
+    decision = {"memory": [{"id": str(i), "text": f, "event": "ADD"} for i, f in enumerate(facts)]}
+    prompt = f"Current memory:\n[]\nNew facts:\n{json.dumps(facts)}"
+    writes = [
+        span(
+            trace,
+            5 + i,
+            "update_memory",
+            0.5 + 0.01 * i,
+            parent=1,
+            attributes={
+                "gen_ai.operation.name": "update_memory",
+                "gen_ai.memory.store.id": "mem0",
+                "gen_ai.memory.records": records((f"fact-{i}", fact)),
+            },
+        )
+        for i, fact in enumerate(facts)
+    ]
+    return export(
+        span(trace, 1, "mem0.add", 0.0),
+        span(
+            trace,
+            2,
+            "chat extract facts",
+            0.1,
+            parent=1,
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.input.messages": messages(*(("user", t) for t in turns)),
+                "gen_ai.output.messages": messages(*(("assistant", f) for f in facts)),
+            },
+        ),
+        span(
+            trace,
+            3,
+            "search_memory",
+            0.2,
+            parent=1,
+            attributes={
+                "gen_ai.operation.name": "search_memory",
+                "gen_ai.memory.store.id": "mem0",
+                "gen_ai.memory.query.text": facts[0],
+                "gen_ai.memory.records": records(),
+            },
+        ),
+        span(
+            trace,
+            4,
+            "chat decide memories",
+            0.3,
+            parent=1,
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.input.messages": messages(("user", prompt)),
+                "gen_ai.output.messages": messages(("assistant", json.dumps(decision))),
+            },
+        ),
+        *writes,
+    )
+
+
+def test_the_deciding_calls_prompt_is_not_the_evidence(client: httpx.Client, project: str) -> None:
+    """Mem0's ``add`` with its deciding call traced, end to end: the call reads a prompt
+    quoting every fact of the session and answers one JSON of them with their events. The case's
+    evidence is the turn Alice said, never the prompt (assembled from the facts, not said,
+    though it states the fact in the question's words), and the search that did not return the
+    written memory is blamed. The data set's ``rewrite-otel-decisions`` shape is this at scale;
+    tests/audits/test_audit_agreement.py and tests/attribution/test_copied_facts.py hold the
+    two rules it needs."""
+    facts = [
+        "Alice is looking into volunteering at the animal shelter on weekends.",
+        "Alice is building a reading corner for her future kids.",
+        "Alice values friendship and compassion and is lucky to have friends and family "
+        "helping with the move.",
+        "Bob took his kids to the science museum and they loved the planets.",
+        "Bob enjoys camping by the river with his family.",
+    ]
+    turns = [
+        "Alice: I might volunteer at the animal shelter on weekends.",
+        "Alice: I'm building a reading corner for my future kids.",
+        "Alice: It showed me how much friendship and kindness matter, and how lucky I am to "
+        "have my friends and family helping with the move.",
+        "Bob: The kids loved the planets at the science museum!",
+        "Bob: Camping by the river with the family is the best.",
+    ]
+    question = "What does Alice value?"
+    expected = "friendship and compassion"
+    ask = asked(61, question, ("fact-4", facts[4]), "Camping.", expected, "values")
+    assert send(client, decided(60, turns, facts), project).status_code == 200
+    assert send(client, ask, project).status_code == 200
+    result = client.post("/attribute/values", params={"project": project}).json()
+    print("RESULT", json.dumps(result, indent=1)[:4000])
+    assert result["error_type"] == "RetrievalError", result["reason"]
+    assert result["operation"]["id"] == f"otel:{61:032x}:{2:016x}"
