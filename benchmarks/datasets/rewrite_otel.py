@@ -44,7 +44,7 @@ dropped (an UPDATE's ``old_memory``, a DELETE's text), so the write is where it 
 Truth (``hidden["carriers"]``): a converted unit carries a case when it is a message with the
 content of a carrying message, a memory version or extracted fact with the content of a carrying
 memory, a context holding the text of a carrying memory or the answer phrase, or the deciding
-call's prompt or answer holding the text of a carrying memory: the native batch's truth
+call's answer holding the text of a carrying memory: the native batch's truth
 (``benchmarks.attribution.oracle``) read over the new ids.
 """
 
@@ -394,12 +394,15 @@ def _carriers(
     facts = {
         out for op in batch["operations"] if op["kind"] == "extraction" for out in op["outputs"]
     }
-    # The deciding call's prompt and answer (JSON) hold whole memories, as a context does.
+    # The deciding call's answer (JSON) holds whole memories, as a context does. Its prompt
+    # quotes them too, but it was assembled from them, not said (graph_schema.rules: no source
+    # message): no evidence a case would name, and no fact passes through it on its way to the
+    # store (the call reads the facts themselves).
     deciding = {
         unit
         for op in batch["operations"]
         if op["attributes"]["otel"]["name"] == "chat decide_memories"
-        for unit in op["inputs"] + op["outputs"]
+        for unit in op["outputs"]
     }
     written = [json.dumps(m, ensure_ascii=False)[1:-1] for m in memories]
     found = []
