@@ -23,7 +23,7 @@ from typing import Any
 from benchmarks.attribution.flatlog import batch_units
 from benchmarks.attribution.run import CaseRef, Dataset, record_of
 from graph_schema import STORE_KEY, scope_names
-from graph_schema.rules import is_source_message, quotes
+from graph_schema.rules import QUOTED_KINDS, is_source_message, quotes
 from service.attribution.engine import attribute
 from service.attribution.graph import CaseGraph, NodeRead, ScopeMessage, ScopeRead
 from service.attribution.judges.base import CachedJudge, Judge
@@ -97,6 +97,15 @@ class BatchSource:
                 "edges": edges,
             }
         self.reads = {nid: node_read(row) for nid, row in self.rows.items()}
+        # what a message read by each operation could quote (graph_schema.rules.quotes)
+        self._quotable = {
+            op: tuple(
+                (self.rows[u]["kind"], self.rows[u].get("content") or "")
+                for u in ins
+                if u in self.rows and self.rows[u]["kind"] in QUOTED_KINDS
+            )
+            for op, ins in self.inputs.items()
+        }
         self.messages = sorted(
             uid
             for uid, row in self.rows.items()
@@ -193,17 +202,7 @@ class BatchSource:
                 "message",
                 [self.rows[o]["kind"] for o in makers],
                 [
-                    (
-                        self.rows[o]["kind"],
-                        quotes(
-                            row.get("content") or "",
-                            (
-                                (self.rows[i]["kind"], self.rows[i].get("content") or "")
-                                for i in self.inputs[o]
-                                if i in self.rows
-                            ),
-                        ),
-                    )
+                    (self.rows[o]["kind"], quotes(row.get("content") or "", self._quotable[o]))
                     for o in readers
                 ],
             ):

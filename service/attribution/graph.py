@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from graph_schema.rules import QUESTION_TIME_KINDS
+from graph_schema.rules import QUESTION_TIME_KINDS, QUOTED_KINDS
 
 # Operation kinds that read the memory at question time; every other kind builds it.
 READ_KINDS = QUESTION_TIME_KINDS
@@ -109,6 +109,7 @@ class CaseGraph:
     _reading_inputs: dict[str, frozenset[str]] = field(default_factory=dict)
     _consumers: dict[str, list[str]] = field(default_factory=dict)  # consumers_of, as asked
     _ancestors: dict[str, frozenset[str]] = field(default_factory=dict)  # ancestors_of, as asked
+    _quotable: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)  # as asked
 
     def add(self, reads: Iterable[NodeRead]) -> None:
         """Merge units and operations; edges are indexed once every node of ``reads`` is known.
@@ -125,6 +126,7 @@ class CaseGraph:
         if new_ops:  # an operation added may read or make any unit: asked again, found anew
             self._consumers.clear()
             self._ancestors.clear()
+            self._quotable.clear()
         for read in new_ops:
             op = read.node.id
             ins = self.inputs[op] = read.inputs
@@ -159,6 +161,18 @@ class CaseGraph:
                 found.sort(key=order.__getitem__)
             self._consumers[unit_id] = found
         return found
+
+    def quotable_inputs(self, op: str) -> tuple[tuple[str, str], ...]:
+        """(kind, content) of the inputs of ``op`` that a prompt it read could quote
+        (``graph_schema.rules.quotes``): its contexts and answers. Kept per operation: where
+        the answer's lineage holds a whole conversation, every message asks of its reader."""
+        made = self._quotable.get(op)
+        if made is None:
+            known = (self.units.get(u) for u in self.inputs.get(op, ()))
+            made = self._quotable[op] = tuple(
+                (n.kind, n.content) for n in known if n is not None and n.kind in QUOTED_KINDS
+            )
+        return made
 
     def _inputs_of(self, op: str) -> frozenset[str]:
         made = self._reading_inputs.get(op)

@@ -167,16 +167,7 @@ def _source(graph: CaseGraph, unit_id: str) -> bool:
     return is_source_message(
         graph.units[unit_id].kind,
         [graph.operations[o].kind for o in graph.producers.get(unit_id, [])],
-        [
-            (
-                graph.operations[o].kind,
-                quotes(
-                    content,
-                    ((n.kind, n.content) for n in graph.known_units(graph.inputs.get(o, ()))),
-                ),
-            )
-            for o in readers
-        ],
+        [(graph.operations[o].kind, quotes(content, graph.quotable_inputs(o))) for o in readers],
     )
 
 
