@@ -1,8 +1,9 @@
 // The source messages a case's evidence may be (service/attribution/scope.py): messages read by
 // an operation of the case's scope, or naming the scope themselves, recorded no later than the
 // answer, that are source messages by the rule of graph_schema/rules.py (no operation made them,
-// and they are not read only at question time). A message's recorded time is its ts, else the
-// time of the first operation reading it.
+// they are not read only at question time, and a building reader took them that they do not
+// quote: a prompt holding a context or answer its reader also read was assembled, not said).
+// A message's recorded time is its ts, else the time of the first operation reading it.
 // Ordered (latest first, then id) so that a limit keeps the same messages every time. `ts` is
 // the recorded time as [epoch seconds, nanosecond, offset seconds] (attribution/ancestors says why).
 // Each way of naming a scope is a branch of its own that reads nothing unless the scope is named

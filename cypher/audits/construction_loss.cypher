@@ -2,8 +2,9 @@
 // descendants, following (message)<-[:CONSUMES]-(operation)<-[:PRODUCED_BY]-(output) forward
 // through any number of operations. A message only consumed by operations that produced
 // nothing, or never consumed at all, is reported too. A source message is one no operation
-// produced and not read only at question time (graph_schema/rules.py: the answering call's own
-// message, read by the response alone, is none). In message id order.
+// produced and not read only at question time, and not a prompt quoting what its readers read
+// (graph_schema/rules.py: the answering call's own message, read by the response alone, is none;
+// nor is Mem0's deciding prompt). In message id order.
 // $params: project (string), skip (int), limit (int),
 //          preview (int: at most this many characters of the message's content)
 // Plan: the writer keeps reaches_memory on every unit (cypher/ingest/mark_reach.cypher), so the
