@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from cypher import names, query
-from graph_schema.rules import QUESTION_TIME_KINDS, RULES
+from graph_schema.rules import QUESTION_TIME_KINDS, QUOTED_CHARS, QUOTED_KINDS, RULES
 from tests.support.attribution import attribute
 from tests.support.traces import DEMO_TRUTH, demo_batch
 
@@ -21,6 +21,7 @@ AUDIT_OF = {"DeletionError": "deleted_then_needed", "RetrievalError": "retrieval
 
 _BLOCK = re.compile(r"// rule: ([a-z ]+) \(graph_schema/rules\.py\)\n(.*?)// end rule", re.S)
 _KINDS = re.compile(r"NOT coalesce\(\w+\.kind, ''\) IN \[([^]]*)\]")
+_QUOTED = re.compile(r"q\.kind IN \[([^]]*)\] AND size\(q\.content\) >= (\d+)")
 
 
 def test_each_rule_is_one_block_wherever_it_is_used() -> None:
@@ -37,6 +38,10 @@ def test_each_rule_is_one_block_wherever_it_is_used() -> None:
         assert {k.strip(" '") for k in listed.split(",")} == QUESTION_TIME_KINDS, rule
     users = [n for n in names() if "// rule: source message" in query(n)]
     assert users == ["attribution/scope_messages", "audits/construction_loss"]
+    # what a prompt quotes, as graph_schema.rules.quotes reads it
+    (quoted,) = _QUOTED.findall(next(iter(copies["source message"])))
+    assert tuple(k.strip(" '") for k in quoted[0].split(",")) == QUOTED_KINDS
+    assert int(quoted[1]) == QUOTED_CHARS
 
 
 def _rows(client: httpx.Client, name: str, project: str) -> list[dict[str, Any]]:
