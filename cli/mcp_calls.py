@@ -203,9 +203,7 @@ def _explanation(data: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def lineage(
-    client: httpx.Client, project: str, case_id: str, node_limit: int | None
-) -> ToolAnswer:
+def lineage(client: httpx.Client, project: str, case_id: str, node_limit: int | None) -> ToolAnswer:
     """The case, its stored attribution and every unit and operation its answer depends on
     (``GET /cases/{id}/subgraph``, what the case page and ``memtrace show`` draw): the text is
     ``memtrace show``'s tree, with the units' contents; the data names the nodes and edges."""

@@ -97,9 +97,7 @@ class Tools:
             reason = " ".join(str(e).split()) or type(e).__name__
             raise ToolError(f"cannot reach the MemTrace service at {self.url} ({reason})") from None
 
-    def answer(
-        self, ctx: Context, call: Callable[[httpx.Client], ToolAnswer]
-    ) -> CallToolResult:
+    def answer(self, ctx: Context, call: Callable[[httpx.Client], ToolAnswer]) -> CallToolResult:
         with self.client(ctx) as client:
             return _result(call(client))
 
@@ -169,8 +167,10 @@ class Tools:
         project: ProjectArg = None,
         judge: Annotated[
             Judge | None,
-            Field(description="heuristic (no LLM), llm or llm-all; null: a stored result "
-            "whatever its judge, else the service's default"),
+            Field(
+                description="heuristic (no LLM), llm or llm-all; null: a stored result "
+                "whatever its judge, else the service's default"
+            ),
         ] = None,
         refresh: Annotated[
             bool, Field(description="Attribute again, replacing the stored result.")
@@ -182,9 +182,7 @@ class Tools:
         and, when inconclusive, what would decide it. The result is stored with the case (as
         the console's and `memtrace attribute`'s are) and returned again on the next call."""
         where = project or self.project
-        return self.answer(
-            ctx, lambda c: mcp_calls.attribution(c, where, case_id, judge, refresh)
-        )
+        return self.answer(ctx, lambda c: mcp_calls.attribution(c, where, case_id, judge, refresh))
 
     def case_lineage(
         self,
@@ -232,8 +230,10 @@ class Tools:
         ctx: Context,
         query: Annotated[
             str,
-            Field(description="One read-only Cypher query starting from nodes pinned to "
-            "$project, e.g. MATCH (o:Operation {project: $project}) RETURN o.kind, count(*)"),
+            Field(
+                description="One read-only Cypher query starting from nodes pinned to "
+                "$project, e.g. MATCH (o:Operation {project: $project}) RETURN o.kind, count(*)"
+            ),
         ],
         project: ProjectArg = None,
         parameters: Annotated[
