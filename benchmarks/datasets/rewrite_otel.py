@@ -172,8 +172,7 @@ class _Spans:
         for out in op["outputs"]:
             unit = self.units[out]
             store, record = _record(unit)
-            sid = self._next_span[trace]
-            self._next_span[trace] += 1
+            sid = self._take(trace)
             attrs = {"gen_ai.memory.store.id": store}
             if unit["kind"] == "tombstone":
                 attrs |= {
@@ -230,9 +229,8 @@ class _Spans:
             f"New facts:\n{json.dumps(facts, ensure_ascii=False)}"
         )
         events = json.dumps({"memory": self._events(decisions)}, ensure_ascii=False)
-        decided = datetime.fromisoformat(extraction["ts"]) + timedelta(
-            milliseconds=500 + len(decisions) + 1
-        )
+        after_ms = 500 + len(decisions) + 1  # after the searches, before the first write
+        decided = datetime.fromisoformat(extraction["ts"]) + timedelta(milliseconds=after_ms)
         if min(datetime.fromisoformat(op["ts"]) for op in decisions) <= decided:
             raise ValueError("a session's first write comes before its deciding call")
         self._span(
@@ -245,7 +243,7 @@ class _Spans:
                 "gen_ai.input.messages": _messages("user", [prompt]),
                 "gen_ai.output.messages": _messages("assistant", [events]),
             },
-            after_ms=500 + len(decisions) + 1,
+            after_ms=after_ms,
         )
 
     def _events(self, decisions: list[dict[str, Any]]) -> list[dict[str, str]]:
@@ -280,6 +278,7 @@ class _Spans:
         return events
 
     def _take(self, trace: int) -> int:
+        """The next span id of a session's trace."""
         sid = self._next_span[trace]
         self._next_span[trace] += 1
         return sid

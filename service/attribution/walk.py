@@ -106,10 +106,10 @@ class Walk:
         text = self.graph.units[carrier].content.strip()
         if len(content_tokens(text)) < COPY_WORDS:
             return
-        forms = {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}
+        forms = (text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1])
         for n in self.graph.known_units(unit_ids):
             held = self.judge.cache.get(n.id)
-            if (held is None or not held.carries) and any(f in n.content for f in forms):
+            if (held is None or not held.carries) and holds_copy(n.content, forms):
                 self.judge.cache[n.id] = Verdict(
                     True, self.confidence_of(carrier), "copy", score=self.strength_of(carrier)
                 )
