@@ -148,7 +148,9 @@ def main(argv: list[str] | None = None) -> None:
     with (
         tempfile.TemporaryDirectory() as tmp,
         fresh_neo4j(heap="1g", pagecache="1g") as local,
-        run_service(local.uri, Path(tmp), ready_s=300) as service,
+        # the service only loads the traces: with takers of its own it would share the job's
+        # chunks with the runner profiled here, and the runner would return before the job ends
+        run_service(local.uri, Path(tmp), ready_s=300, MEMTRACE_JOB_POOL="0") as service,
         httpx.Client(base_url=service.url, timeout=600) as client,
     ):
         print(f"ingested in {ingest(client, dataset.batches):.1f} s", flush=True)
