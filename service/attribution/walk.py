@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from service.attribution.graph import CaseGraph, Node
+from service.attribution.graph import READ_KINDS, CaseGraph, Node
 from service.attribution.judges.base import CachedJudge, Question, UnitText, Verdict
 from service.attribution.scope import Scope, recorded_at
 from service.text import content_tokens
@@ -85,7 +85,7 @@ class Walk:
             ):
                 self.judge.cache[n.id] = Verdict(True, COPY_CONFIDENCE, "copy", score=1.0)
         units = [
-            UnitText(n.id, n.kind, n.text(), recorded_at(self.graph, n.id))
+            UnitText(n.id, self.judged_kind(n), n.text(), recorded_at(self.graph, n.id))
             for n in self.graph.known_units(unit_ids)
         ]
         verdicts = await self.judge.judge(self.question, units) if units else {}
@@ -95,6 +95,23 @@ class Walk:
                 self.uncertain = True
             out[uid] = bool(v.carries)
         return out
+
+    def judged_kind(self, unit: Node) -> str:
+        """The kind a judge reads the unit as: an LLM's answer that an operation building the
+        memory produced (the facts an extracting call answered, as OpenTelemetry records it) is
+        the memory being written, and is judged as one: dated by when it was written, as the
+        memory its write stores is. The same text then gets the same verdict whether a trace
+        records the call's answer or only the memory (a memory "Jon got mentored by a business
+        person", written the day Jon said "yesterday", tells when)."""
+        if unit.kind != "answer":
+            return unit.kind
+        makers = self.graph.producers.get(unit.id, [])
+        if makers and all(
+            (op := self.graph.operations.get(m)) is not None and op.kind not in READ_KINDS
+            for m in makers
+        ):
+            return "memory"
+        return unit.kind
 
     def take_copies(self, carrier: str, unit_ids: Sequence[str]) -> None:
         """Record as carrying each of ``unit_ids`` that holds the whole text of ``carrier``
