@@ -5,6 +5,12 @@ and "two" meets "2" the same way wherever two texts are compared.
 Stemming is Snowball English (PyStemmer, the stemmer bm25s supports). Number words up to
 twenty, the tens to fifty, "hundred", "a" and "an" become digits before stemming; the stop-word
 list keeps "a"/"an" out of content, so only a spelled-out number counts.
+
+A day written against its month or its ordinal suffix is the day and the month: "15April" is
+"15" and "april", "15th" is "15", as "15 April" and "the 15" are (LoCoMo's answers write "The
+week before 15April, 2022"; read as one word "15april", the date named nothing any turn said).
+Other words of digits and letters stay whole ("item6", "5k", "gpt4"): an audit listing what an
+update lost names them as written.
 """
 
 from __future__ import annotations
@@ -73,9 +79,29 @@ def stem_words(tokens: list[str]) -> list[str]:
     return [stem(t) for t in tokens]
 
 
+_GLUED_DATE = re.compile(
+    r"(\d+)(st|nd|rd|th|january|february|march|april|may|june|july|august|september|october"
+    r"|november|december)"
+)
+
+
+def _words(token: str) -> tuple[str, ...]:
+    """A token as words: a day glued to its month or ordinal suffix is split (module doc)."""
+    glued = _GLUED_DATE.fullmatch(token)
+    if glued is None:
+        return (token,)
+    day, rest = glued.groups()
+    return (day,) if rest in ("st", "nd", "rd", "th") else (day, rest)
+
+
 def content_tokens(text: str) -> set[str]:
     """Lower-cased words and numbers without stop words, stemmed."""
-    return {stem(t) for t in TOKEN.findall(text.lower()) if t not in STOPWORDS}
+    tokens = TOKEN.findall(text.lower())
+    words = {t for t in tokens if t not in STOPWORDS and not (t[0].isdigit() and t[-1].isalpha())}
+    for t in tokens:  # the few of digits then letters: a glued date, an ordinal, "5k"
+        if t[0].isdigit() and t[-1].isalpha():
+            words.update(_words(t))
+    return {stem(w) for w in words}
 
 
 SEGMENT = re.compile(r"(?:\n+|(?<=[.!?])\s+)")

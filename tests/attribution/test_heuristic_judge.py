@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from service.attribution.judges.base import Question
 from service.attribution.judges.heuristic import HeuristicJudge
-from service.text import GAP, excerpt
+from service.text import GAP, content_tokens, excerpt
 
 ACCIDENT = (
     "Melanie: After the accident my family went with me to the Grand Canyon, and we all "
@@ -106,6 +106,19 @@ def test_a_context_is_not_dated_by_its_own_time() -> None:
     # a retrieved context is assembled at question time: its time says nothing of the event
     context = "Gina opened her online clothing store and enjoys being her own boss."
     assert verdict(OPENED, context, kind="context", when=MARCH_16).carries is False
+
+
+def test_a_date_written_without_spaces_or_as_an_ordinal_is_still_a_date() -> None:
+    # LoCoMo writes answers such as "The week before 15April, 2022" and "Aug 15th"
+    assert content_tokens("The week before 16March, 2023") == {"week", "16", "march", "2023"}
+    assert content_tokens("on the 16th") == {"16"}
+    # other words of digits and letters stay whole (an audit names what an update lost)
+    assert content_tokens("item6 5k gpt4") == {"item6", "5k", "gpt4"}
+    glued = Question("c-5", OPENED.question, "16March, 2023", OPENED.wrong_answer)
+    said = "Gina: Yay! My online clothing store is open! I've been dreaming of this."
+    assert verdict(glued, said, kind="message", when=MARCH_16).carries is True
+    other_day = datetime(2023, 5, 2, tzinfo=UTC)
+    assert verdict(glued, said, kind="message", when=other_day).carries is False
 
 
 def test_only_when_questions_take_the_day_it_was_said() -> None:
