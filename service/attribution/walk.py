@@ -101,8 +101,8 @@ class Walk:
         memory produced (the facts an extracting call answered, as OpenTelemetry records it) is
         the memory being written, and is judged as one: dated by when it was written, as the
         memory its write stores is. The same text then gets the same verdict whether a trace
-        records the call's answer or only the memory (a memory "Jon got mentored by a business
-        person", written the day Jon said "yesterday", tells when)."""
+        records the call's answer or only the memory ("Melanie appreciates the power of books",
+        written the day she said "this book I read last year", tells the year as a memory)."""
         if unit.kind != "answer":
             return unit.kind
         makers = self.graph.producers.get(unit.id, [])

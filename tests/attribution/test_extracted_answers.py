@@ -54,7 +54,7 @@ def _attributed(extracted_kind: str, write: bool) -> tuple[str | None, str | Non
     return result.error_type, result.operation.id if result.operation else None
 
 
-def test_a_memory_written_the_day_after_tells_when() -> None:
+def test_a_memory_written_the_day_its_turn_was_said_tells_when() -> None:
     # the reference: the extraction writes the memory itself, the search misses it
     assert _attributed("memory", write=False) == ("RetrievalError", "search")
 
