@@ -96,11 +96,14 @@ def _words(token: str) -> tuple[str, ...]:
 
 def content_tokens(text: str) -> set[str]:
     """Lower-cased words and numbers without stop words, stemmed."""
-    tokens = TOKEN.findall(text.lower())
-    words = {t for t in tokens if t not in STOPWORDS and not (t[0].isdigit() and t[-1].isalpha())}
-    for t in tokens:  # the few of digits then letters: a glued date, an ordinal, "5k"
-        if t[0].isdigit() and t[-1].isalpha():
+    words: set[str] = set()
+    for t in TOKEN.findall(text.lower()):
+        if t in STOPWORDS:
+            continue
+        if t[0].isdigit() and t[-1].isalpha():  # a glued date, an ordinal, "5k"
             words.update(_words(t))
+        else:
+            words.add(t)
     return {stem(w) for w in words}
 
 

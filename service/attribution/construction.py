@@ -186,8 +186,9 @@ async def follow(
             live.append(path)
             continue
         outputs = {op: walk.graph.outputs.get(op, ()) for op in took}
-        walk.take_copies(last, [y for ys in outputs.values() for y in ys])
-        verdicts = await walk.carries([y for ys in outputs.values() for y in ys])
+        made = [y for ys in outputs.values() for y in ys]
+        walk.take_copies(last, made)
+        verdicts = await walk.carries(made)
         carried = [(op, y) for op, ys in outputs.items() for y in ys if verdicts.get(y)]
         if carried:
             queue.extend([*path, op, y] for op, y in carried)

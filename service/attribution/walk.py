@@ -106,10 +106,7 @@ class Walk:
         if unit.kind != "answer":
             return unit.kind
         makers = self.graph.producers.get(unit.id, [])
-        if makers and all(
-            (op := self.graph.operations.get(m)) is not None and op.kind not in READ_KINDS
-            for m in makers
-        ):
+        if makers and all(self.graph.operations[m].kind not in READ_KINDS for m in makers):
             return "memory"
         return unit.kind
 
