@@ -24,7 +24,12 @@ for missing a memory that never held the answer. This script measures how often.
 The reading covers the memories of the evidence turn's session only; a memory from another
 session stating the answer would make a strict ExtractionError a RetrievalError.
 
-Run: ``python -m benchmarks.attribution reread [--dump FILE]``.
+``--dataset rewrite`` does the same for the store-rewriting set (issue 35's headline set), whose
+cases a reader sees as :mod:`.reread_rewrite` shows them (the facts of the evidence session and
+what the store did with each; answers in ``benchmarks/attribution/rewrite_reread.jsonl``, figures
+in ``benchmarks/results/attribution_reread_rewrite.json``).
+
+Run: ``python -m benchmarks.attribution reread [--dataset rewrite] [--dump FILE]``.
 """
 
 from __future__ import annotations
@@ -34,16 +39,30 @@ import asyncio
 import json
 import random
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.attribution import reread_rewrite
 from benchmarks.attribution.flatlog import batch_units
 from benchmarks.attribution.inprocess import attribute_in_process
 from benchmarks.attribution.tune import _datasets
 from benchmarks.figures import save
 from service.attribution.judges.heuristic import HeuristicJudge
 
-ANSWERS = Path(__file__).parent / "locomo_reread.jsonl"
+HERE = Path(__file__).parent
+ANSWERS = {
+    ("locomo", "heldout"): HERE / "locomo_reread.jsonl",
+    ("rewrite", "heldout"): HERE / "rewrite_reread.jsonl",
+    ("rewrite", "tune"): HERE / "rewrite_reread_tune.jsonl",
+}
+"""The readings, per data set and half: the held-out ones are reported; the tuning half's reading
+of ``rewrite`` is what the engine may be tuned on (its misses where label and reading agree)."""
+FIGURES = {
+    ("locomo", "heldout"): "attribution_reread",
+    ("rewrite", "heldout"): "attribution_reread_rewrite",
+    ("rewrite", "tune"): "attribution_reread_rewrite_tune",
+}
 SAMPLE, SEED = 60, 7
 
 
@@ -104,47 +123,99 @@ def read_type(answer: dict[str, str], lenient: bool) -> str:
     return "ExtractionError"
 
 
-def compare() -> dict[str, Any]:
-    answers = {a["key"]: a for a in map(json.loads, ANSWERS.read_text().splitlines())}
-    dataset = _datasets(["locomo"], "heldout", quick=False)[0]
+def compare(name: str, half: str = "heldout") -> dict[str, Any]:
+    """The reading's error types next to the labels and the heuristic's (no hints: neither set's
+    cases name their evidence units as built)."""
+    lines = ANSWERS[(name, half)].read_text().splitlines()
+    answers = {a["key"]: a for a in map(json.loads, lines)}
+    dataset = _datasets([name], half, quick=False)[0]
     records, _ = asyncio.run(attribute_in_process(dataset, "heuristic", lambda _: HeuristicJudge()))
     by_key = {f"{r['project']}/{r['case_id']}": r for r in records}
-    out: dict[str, Any] = {"cases": len(answers), "answers": {}}
-    for side in ("context", "memories"):
+    reader = reread_rewrite.read_type if name == "rewrite" else read_type
+    sides = ("context", "live", "extracted") if name == "rewrite" else ("context", "memories")
+    out: dict[str, Any] = {"dataset": name, "half": half, "cases": len(answers), "answers": {}}
+    for side in sides:
         out["answers"][side] = dict(Counter(a[side] for a in answers.values()))
     for reading in ("strict", "lenient"):
-        agree: Counter[str] = Counter()
-        pairs: Counter[str] = Counter()
-        for key, answer in answers.items():
-            r, read = by_key[key], read_type(answer, reading == "lenient")
-            agree["label_vs_reading"] += r["label_type"] == read
-            agree["heuristic_vs_reading"] += r["error_type"] == read
-            agree["heuristic_vs_label"] += r["error_type"] == r["label_type"]
-            pairs[f"label {r['label_type']} / reading {read}"] += 1
-        n = len(answers)
-        out[reading] = {
-            **{k: round(v / n, 3) for k, v in agree.items()},
-            "label_vs_reading_pairs": dict(sorted(pairs.items())),
-        }
+        out[reading] = _agreement(answers, by_key, reader, lenient=reading == "lenient")
     return out
+
+
+def _agreement(
+    answers: dict[str, dict[str, str]],
+    by_key: dict[str, Any],
+    reader: Callable[[dict[str, str], bool], str],
+    *,
+    lenient: bool,
+) -> dict[str, Any]:
+    """How often the label, the heuristic and the reading give the same error type; how the
+    heuristic does where the reading bears the label out; and the type precision of its
+    ``attributed`` results, against the label and against the reading."""
+    count: Counter[str] = Counter()
+    pairs: Counter[str] = Counter()
+    for key, answer in answers.items():
+        r, read = by_key[key], reader(answer, lenient)
+        count["label_vs_reading"] += r["label_type"] == read
+        count["heuristic_vs_reading"] += r["error_type"] == read
+        count["heuristic_vs_label"] += r["error_type"] == r["label_type"]
+        pairs[f"label {r['label_type']} / reading {read}"] += 1
+        if r["label_type"] == read:  # a label the reading bears out: how the engine does there
+            count["label_agrees"] += 1
+            count["type_where_label_agrees"] += r["error_type"] == read
+            count["op_where_label_agrees"] += r["op_id"] == r["label_op"]
+        if r["status"] == "attributed":
+            count["attributed"] += 1
+            count["attributed_type_vs_label"] += r["error_type"] == r["label_type"]
+            count["attributed_type_vs_reading"] += r["error_type"] == read
+    n, agreed, attributed = len(answers), count["label_agrees"], count["attributed"]
+
+    def share(key: str, of: int) -> float | None:
+        return round(count[key] / of, 3) if of else None
+
+    return {
+        "label_vs_reading": share("label_vs_reading", n),
+        "heuristic_vs_reading": share("heuristic_vs_reading", n),
+        "heuristic_vs_label": share("heuristic_vs_label", n),
+        "label_agrees": agreed,
+        "heuristic_type_where_label_agrees": share("type_where_label_agrees", agreed),
+        "heuristic_op_where_label_agrees": share("op_where_label_agrees", agreed),
+        "attributed": attributed,
+        "attributed_type_precision_vs_label": share("attributed_type_vs_label", attributed),
+        "attributed_type_precision_vs_reading": share("attributed_type_vs_reading", attributed),
+        "label_vs_reading_pairs": dict(sorted(pairs.items())),
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    parser.add_argument("--dataset", choices=sorted({n for n, _ in ANSWERS}), default="locomo")
+    parser.add_argument("--half", choices=("heldout", "tune"), default="heldout")
     parser.add_argument("--dump", type=Path, help="write the sample for a reader here and stop")
     args = parser.parse_args(argv)
+    if (args.dataset, args.half) not in ANSWERS:
+        parser.error(f"no reading of {args.dataset}'s {args.half} half")
     if args.dump:
-        args.dump.write_text("".join(json.dumps(c) + "\n" for c in sample()))
-        print(f"{SAMPLE} cases written to {args.dump}")
+        if args.dataset == "rewrite":
+            batches = _datasets(["rewrite"], args.half, quick=False)[0].batches
+            cases = reread_rewrite.sample(batches, SAMPLE, SEED)
+        else:
+            cases = sample()
+        args.dump.write_text("".join(json.dumps(c) + "\n" for c in cases))
+        print(f"{len(cases)} cases written to {args.dump}")
         return
-    figures = compare()
+    figures = compare(args.dataset, args.half)
     for reading in ("strict", "lenient"):
         f = figures[reading]
         print(
             f"{reading:8} type agreement over {figures['cases']} cases: label/reading "
             f"{f['label_vs_reading']}, heuristic/reading {f['heuristic_vs_reading']}, "
-            f"heuristic/label {f['heuristic_vs_label']}"
+            f"heuristic/label {f['heuristic_vs_label']}; where label and reading agree "
+            f"({f['label_agrees']} cases) the heuristic's type "
+            f"{f['heuristic_type_where_label_agrees']}, operation "
+            f"{f['heuristic_op_where_label_agrees']}; attributed ({f['attributed']}) type "
+            f"precision {f['attributed_type_precision_vs_label']} against the label, "
+            f"{f['attributed_type_precision_vs_reading']} against the reading"
         )
         for pair, count in f["label_vs_reading_pairs"].items():
             print(f"   {pair}: {count}")
-    print(f"written to {save('attribution_reread', figures)}")
+    print(f"written to {save(FIGURES[(args.dataset, args.half)], figures)}")
