@@ -3,10 +3,11 @@
 The walk's verdicts each say how often a verdict like them is right (the judge's calibration).
 A result rests on a few of them: the evidence (when it was searched for), that the context did
 or did not carry the information, and the unit where it was lost or last held. The least sure of
-those (``sure``) and the kind of result are looked up in :data:`TABLE`, measured on the LoCoMo
-tuning half (conversations 0-4) with the heuristic judge: the share of such results that named
-the labelled operation. So a result at confidence 0.8 or more is right at least 9 times in 10 on
-the data it was measured on (``benchmarks/results/attribution_accuracy.md``: the held-out half).
+those (``sure``) and the kind of result are looked up in :data:`TABLE`, measured on the tuning
+half (LoCoMo conversations 0-4: observations, RAG, long-context and store-rewriting traces) with
+the heuristic judge: the share of such results that named the labelled operation. So a result
+at confidence 0.8 or more is right at least 9 times in 10 on the data it was measured on
+(``docs/attribution.md``, "Confidence": how that holds on the held-out half).
 """
 
 from __future__ import annotations
@@ -28,34 +29,23 @@ def inconclusive_confidence(confidence: float | None) -> float:
 
 
 TABLE: dict[tuple[str, bool], tuple[tuple[float, float], ...]] = {
-    # measured by ``python -m benchmarks.attribution calibrate`` (LoCoMo tuning half: observations,
-    # RAG and long-context traces, heuristic judge); the comment counts the cases behind each level
-    ("ExtractionError", False): ((0.60, 0.78), (0.50, 0.78)),  # 19, 16
-    ("ExtractionError", True): ((0.99, 0.83), (0.90, 0.72), (0.55, 0.72)),  # 24, 36, 15
-    ("ResponseError", False): ((0.82, 0.80), (0.60, 0.71), (0.50, 0.62)),  # 25, 52, 67
-    ("ResponseError", True): (
-        (0.82, 0.85),
-        (0.75, 0.85),
-        (0.60, 0.85),
-        (0.50, 0.60),
-    ),  # 61, 23, 28, 43
-    ("ResponseError-unlinked", False): ((0.50, 0.43),),  # 16
-    ("ResponseError-unlinked", True): ((0.50, 0.00),),  # 9 (none right)
-    ("RetrievalError", False): (
-        (0.75, 0.86),
-        (0.60, 0.86),
-        (0.55, 0.43),
-        (0.50, 0.43),
-    ),  # 22, 32, 16, 74
-    ("RetrievalError", True): (
-        (0.82, 0.91),
-        (0.75, 0.83),
-        (0.60, 0.83),
-        (0.55, 0.83),
-        (0.50, 0.65),
-    ),  # 46, 31, 31, 15, 46
-    ("UpdateError", False): ((0.75, 0.94), (0.55, 0.93), (0.50, 0.70)),  # 19, 15, 27
-    ("UpdateError", True): ((0.75, 0.90), (0.65, 0.73), (0.50, 0.55)),  # 33, 15, 20
+    # measured by ``python -m benchmarks.attribution calibrate``: the tuning half's observations,
+    # RAG, long-context and store-rewriting traces, each with no case naming its evidence
+    # (False) and with every case naming it (True); heuristic judge, the first walk's verdicts.
+    # The comment counts the cases behind each level.
+    ("DeletionError", False): ((0.50, 0.72),),  # 25
+    ("DeletionError", True): ((0.50, 0.79),),  # 34
+    ("ExtractionError", False): ((0.50, 0.75),),  # 149
+    ("ExtractionError", True): ((0.99, 0.84), (0.55, 0.76)),  # 104, 134
+    ("ResponseError", False): ((0.82, 0.80), (0.60, 0.78), (0.50, 0.74)),  # 71, 121, 150
+    ("ResponseError", True): ((0.75, 0.89), (0.60, 0.84), (0.50, 0.65)),  # 205, 70, 64
+    ("ResponseError-unlinked", False): ((0.50, 0.37),),  # 8: too few to claim more than 0.5
+    ("ResponseError-unlinked", True): ((0.50, 0.00),),  # 11 (none right)
+    ("RetrievalError", False): ((0.60, 0.88), (0.50, 0.74)),  # 150, 175
+    ("RetrievalError", True): ((0.99, 0.99), (0.90, 0.98), (0.82, 0.91), (0.50, 0.79)),
+    # ^ 109, 51, 98, 149
+    ("UpdateError", False): ((0.82, 0.91), (0.60, 0.85), (0.50, 0.85)),  # 56, 41, 75
+    ("UpdateError", True): ((0.90, 0.92), (0.65, 0.88), (0.50, 0.78)),  # 153, 25, 32
 }
 """(kind of result, evidence given by the case) -> ((least ``sure`` verdict, confidence), ...),
 highest first. ``ResponseError-unlinked``: the carrying context does not descend from the
