@@ -46,6 +46,7 @@ from typing import Any
 from benchmarks.attribution import reread_rewrite
 from benchmarks.attribution.flatlog import batch_units
 from benchmarks.attribution.inprocess import attribute_in_process
+from benchmarks.attribution.reread_rewrite import case_head, ids
 from benchmarks.attribution.tune import _datasets
 from benchmarks.figures import save
 from service.attribution.judges.heuristic import HeuristicJudge
@@ -66,10 +67,6 @@ FIGURES = {
 SAMPLE, SEED = 60, 7
 
 
-def _ids(refs: list[Any]) -> list[str]:
-    return [r["id"] if isinstance(r, dict) else r for r in refs]
-
-
 def sample() -> list[dict[str, Any]]:
     """The cases a reader gets, in the order they were drawn."""
     out = []
@@ -77,10 +74,10 @@ def sample() -> list[dict[str, Any]]:
         for item in dataset.batches:
             units, ops = batch_units(item.batch), item.batch["operations"]
             contexts = {
-                answer: [u for u in _ids(op["inputs"]) if units[u]["kind"] == "context"]
+                answer: [u for u in ids(op["inputs"]) if units[u]["kind"] == "context"]
                 for op in ops
                 if op["kind"] == "response"
-                for answer in _ids(op["outputs"])
+                for answer in ids(op["outputs"])
             }
             message_of = {
                 (u.get("attributes") or {}).get("dia_id"): uid
@@ -92,17 +89,13 @@ def sample() -> list[dict[str, Any]]:
                     continue
                 turn = message_of[item.hidden["evidence"][case["id"]]]
                 extractions = [
-                    op for op in ops if op["kind"] == "extraction" and turn in _ids(op["inputs"])
+                    op for op in ops if op["kind"] == "extraction" and turn in ids(op["inputs"])
                 ]
                 out.append(
                     {
-                        "key": f"{item.batch['project']}/{case['id']}",
-                        "question": case["question"],
-                        "expected_answer": case["expected_answer"],
-                        "evidence_turn": units[turn]["content"],
-                        "evidence_said_at": units[turn].get("ts"),
+                        **case_head(item.batch["project"], case, units[turn]),
                         "memories_written_from_that_session": [
-                            units[u]["content"] for op in extractions for u in _ids(op["outputs"])
+                            units[u]["content"] for op in extractions for u in ids(op["outputs"])
                         ],
                         "context_given_to_the_answer_model": [
                             units[u]["content"] for u in contexts.get(case["answer_unit"], [])

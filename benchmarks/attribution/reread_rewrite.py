@@ -40,8 +40,20 @@ OTHER_LIVE = 6
 """Live memories shown beside the session's own facts: the best matches of question + answer."""
 
 
-def _ids(refs: list[Any]) -> list[str]:
+def ids(refs: list[Any]) -> list[str]:
+    """An operation's inputs or outputs as unit ids (a batch may list them as objects)."""
     return [r["id"] if isinstance(r, dict) else r for r in refs]
+
+
+def case_head(project: str, case: dict[str, Any], turn: dict[str, Any]) -> dict[str, Any]:
+    """What every reading shows first: the case's key, question and answer, the evidence turn."""
+    return {
+        "key": f"{project}/{case['id']}",
+        "question": case["question"],
+        "expected_answer": case["expected_answer"],
+        "evidence_turn": turn["content"],
+        "evidence_said_at": turn.get("ts"),
+    }
 
 
 def _fates(
@@ -49,7 +61,7 @@ def _fates(
 ) -> dict[str, str]:
     """Per extracted fact, what the store did with it before ``until``: its decision and the
     memory it became as the question's search found it (live), or that it was deleted."""
-    decided = {_ids(op["inputs"])[0]: op for op in ops if op["kind"] == "update"}
+    decided = {ids(op["inputs"])[0]: op for op in ops if op["kind"] == "update"}
     versions: dict[str, list[dict[str, Any]]] = {}  # memory_id -> versions and tombstones
     for uid, unit in units.items():
         memory_id = (unit.get("attributes") or {}).get("memory_id")
@@ -58,7 +70,7 @@ def _fates(
     out = {}
     for fact, op in decided.items():
         event = (op.get("attributes") or {}).get("event", "?")
-        made = [u for u in _ids(op["outputs"]) if units[u]["kind"] == "memory"]
+        made = [u for u in ids(op["outputs"]) if units[u]["kind"] == "memory"]
         if not made:
             out[fact] = f"{event}: stored nothing"
             continue
@@ -87,20 +99,20 @@ def sample(batches: list[Any], size: int, seed: int) -> list[dict[str, Any]]:
             for uid, u in units.items()
             if u.get("kind") == "message"
         }
-        answered_by = {a: op for op in ops if op["kind"] == "response" for a in _ids(op["outputs"])}
-        search_of = {c: op for op in ops if op["kind"] == "retrieval" for c in _ids(op["outputs"])}
+        answered_by = {a: op for op in ops if op["kind"] == "response" for a in ids(op["outputs"])}
+        search_of = {c: op for op in ops if op["kind"] == "retrieval" for c in ids(op["outputs"])}
         for case in item.batch["cases"]:
             if case["id"] not in item.labels:
                 continue
             answer_op = answered_by[case["answer_unit"]]
-            contexts = [u for u in _ids(answer_op["inputs"]) if units[u]["kind"] == "context"]
+            contexts = [u for u in ids(answer_op["inputs"]) if units[u]["kind"] == "context"]
             search = search_of[contexts[0]]
-            live = {u for u in _ids(search["inputs"]) if units[u]["kind"] == "memory"}
+            live = {u for u in ids(search["inputs"]) if units[u]["kind"] == "memory"}
             turn = message_of[item.hidden["evidence"][case["id"]]]
             extraction = next(
-                op for op in ops if op["kind"] == "extraction" and turn in _ids(op["inputs"])
+                op for op in ops if op["kind"] == "extraction" and turn in ids(op["inputs"])
             )
-            facts = [u for u in _ids(extraction["outputs"]) if units[u]["kind"] == "memory"]
+            facts = [u for u in ids(extraction["outputs"]) if units[u]["kind"] == "memory"]
             fates = _fates(units, ops, live, search["ts"])
             query = f"{case['question']} {case['expected_answer']}"
             phrase = item.hidden["phrases"].get(case["id"], "")
@@ -111,11 +123,7 @@ def sample(batches: list[Any], size: int, seed: int) -> list[dict[str, Any]]:
             others = others[:OTHER_LIVE] + [t for t in others[OTHER_LIVE:] if holds(t, phrase)]
             out.append(
                 {
-                    "key": f"{item.batch['project']}/{case['id']}",
-                    "question": case["question"],
-                    "expected_answer": case["expected_answer"],
-                    "evidence_turn": units[turn]["content"],
-                    "evidence_said_at": units[turn].get("ts"),
+                    **case_head(item.batch["project"], case, units[turn]),
                     "facts_extracted_from_that_session": [
                         {"fact": units[f]["content"], "then": fates.get(f, "no decision")}
                         for f in facts
