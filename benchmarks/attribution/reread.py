@@ -46,7 +46,7 @@ from typing import Any
 from benchmarks.attribution import reread_rewrite
 from benchmarks.attribution.flatlog import batch_units
 from benchmarks.attribution.inprocess import attribute_in_process
-from benchmarks.attribution.reread_rewrite import case_head, ids
+from benchmarks.attribution.reread_rewrite import case_head, ids, turn_messages
 from benchmarks.attribution.tune import _datasets
 from benchmarks.figures import save
 from service.attribution.judges.heuristic import HeuristicJudge
@@ -79,11 +79,7 @@ def sample() -> list[dict[str, Any]]:
                 if op["kind"] == "response"
                 for answer in ids(op["outputs"])
             }
-            message_of = {
-                (u.get("attributes") or {}).get("dia_id"): uid
-                for uid, u in units.items()
-                if u.get("kind") == "message"
-            }
+            message_of = turn_messages(units)
             for case in item.batch["cases"]:
                 if case["id"] not in item.labels:
                     continue

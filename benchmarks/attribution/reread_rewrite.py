@@ -30,7 +30,7 @@ RetrievalError.
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, NamedTuple
 
 from benchmarks.attribution.flatlog import batch_units
 from benchmarks.datasets.bm25 import BM25
@@ -45,6 +45,16 @@ def ids(refs: list[Any]) -> list[str]:
     return [r["id"] if isinstance(r, dict) else r for r in refs]
 
 
+def turn_messages(units: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """The message unit of each LoCoMo turn (its ``dia_id``), by turn."""
+    turns = {}
+    for uid, u in units.items():
+        dia_id = (u.get("attributes") or {}).get("dia_id")
+        if u.get("kind") == "message" and dia_id:
+            turns[str(dia_id)] = uid
+    return turns
+
+
 def case_head(project: str, case: dict[str, Any], turn: dict[str, Any]) -> dict[str, Any]:
     """What every reading shows first: the case's key, question and answer, the evidence turn."""
     return {
@@ -56,36 +66,56 @@ def case_head(project: str, case: dict[str, Any], turn: dict[str, Any]) -> dict[
     }
 
 
-def _fates(
-    units: dict[str, dict[str, Any]], ops: list[dict[str, Any]], live: set[str], until: str
-) -> dict[str, str]:
-    """Per extracted fact, what the store did with it before ``until``: its decision and the
-    memory it became as the question's search found it (live), or that it was deleted."""
-    decided = {ids(op["inputs"])[0]: op for op in ops if op["kind"] == "update"}
-    versions: dict[str, list[dict[str, Any]]] = {}  # memory_id -> versions and tombstones
-    for uid, unit in units.items():
-        memory_id = (unit.get("attributes") or {}).get("memory_id")
-        if memory_id and (unit.get("ts") or "") <= until:
-            versions.setdefault(memory_id, []).append({"id": uid, **unit})
-    out = {}
-    for fact, op in decided.items():
-        event = (op.get("attributes") or {}).get("event", "?")
-        made = [u for u in ids(op["outputs"]) if units[u]["kind"] == "memory"]
-        if not made:
-            out[fact] = f"{event}: stored nothing"
-            continue
-        memory_id = str((units[made[-1]].get("attributes") or {}).get("memory_id"))
-        chain = sorted(versions.get(memory_id, []), key=lambda v: v.get("ts") or "")
-        last = chain[-1] if chain else {"id": made[-1], **units[made[-1]]}
-        if last["kind"] == "tombstone":
-            out[fact] = f"{event}; later deleted (not live at question time)"
-        elif last["id"] in live and last["content"] == units[fact]["content"]:
-            out[fact] = f"{event}; live at question time, unchanged"
-        elif last["id"] in live:
-            out[fact] = f"{event}; live at question time as: {last['content']}"
-        else:
-            out[fact] = f"{event}; not live at question time"
-    return out
+class Fate(NamedTuple):
+    """What the store did with one extracted fact up to question time, as the reader sees it
+    (``text``), and the version the question's search found live, if any."""
+
+    text: str
+    live: str | None = None
+
+
+NO_DECISION = Fate("no decision")
+
+
+class _History:
+    """A batch's store decisions, indexed once: the decision each fact got and every version
+    (and tombstone) of each memory, oldest first."""
+
+    def __init__(self, units: dict[str, dict[str, Any]], ops: list[dict[str, Any]]) -> None:
+        self.units = units
+        self.decided = {ids(op["inputs"])[0]: op for op in ops if op["kind"] == "update"}
+        self.versions: dict[str, list[str]] = {}  # memory_id -> unit ids, oldest first
+        for uid, unit in sorted(units.items(), key=lambda u: u[1].get("ts") or ""):
+            memory_id = (unit.get("attributes") or {}).get("memory_id")
+            if memory_id:
+                self.versions.setdefault(memory_id, []).append(uid)
+
+    def fates(self, live: set[str], until: str) -> dict[str, Fate]:
+        """Per extracted fact, what the store did with it before ``until``: its decision and
+        the memory it became as the question's search found it (``live``), or its deletion."""
+        units = self.units
+        out = {}
+        for fact, op in self.decided.items():
+            event = (op.get("attributes") or {}).get("event", "?")
+            made = [u for u in ids(op["outputs"]) if units[u]["kind"] == "memory"]
+            if not made:
+                out[fact] = Fate(f"{event}: stored nothing")
+                continue
+            memory_id = str((units[made[-1]].get("attributes") or {}).get("memory_id"))
+            chain = [
+                v for v in self.versions.get(memory_id, []) if (units[v].get("ts") or "") <= until
+            ]
+            last = chain[-1] if chain else made[-1]
+            content = units[last]["content"]
+            if units[last]["kind"] == "tombstone":
+                out[fact] = Fate(f"{event}; later deleted (not live at question time)")
+            elif last in live and content == units[fact]["content"]:
+                out[fact] = Fate(f"{event}; live at question time, unchanged", content)
+            elif last in live:
+                out[fact] = Fate(f"{event}; live at question time as: {content}", content)
+            else:
+                out[fact] = Fate(f"{event}; not live at question time")
+        return out
 
 
 def sample(batches: list[Any], size: int, seed: int) -> list[dict[str, Any]]:
@@ -94,11 +124,8 @@ def sample(batches: list[Any], size: int, seed: int) -> list[dict[str, Any]]:
     out = []
     for item in batches:
         units, ops = batch_units(item.batch), item.batch["operations"]
-        message_of = {
-            (u.get("attributes") or {}).get("dia_id"): uid
-            for uid, u in units.items()
-            if u.get("kind") == "message"
-        }
+        message_of = turn_messages(units)
+        history = _History(units, ops)
         answered_by = {a: op for op in ops if op["kind"] == "response" for a in ids(op["outputs"])}
         search_of = {c: op for op in ops if op["kind"] == "retrieval" for c in ids(op["outputs"])}
         for case in item.batch["cases"]:
@@ -113,11 +140,11 @@ def sample(batches: list[Any], size: int, seed: int) -> list[dict[str, Any]]:
                 op for op in ops if op["kind"] == "extraction" and turn in ids(op["inputs"])
             )
             facts = [u for u in ids(extraction["outputs"]) if units[u]["kind"] == "memory"]
-            fates = _fates(units, ops, live, search["ts"])
+            fates = history.fates(live, search["ts"])
             query = f"{case['question']} {case['expected_answer']}"
             phrase = item.hidden["phrases"].get(case["id"], "")
-            shown = {fates.get(f, "").split("as: ", 1)[-1] for f in facts}
-            shown |= {units[f]["content"] for f in facts}
+            shown = {units[f]["content"] for f in facts}
+            shown |= {fate.live for f in facts if (fate := fates.get(f)) and fate.live}
             pool = [units[u]["content"] for u in sorted(live)]
             others = [pool[i] for i in BM25(pool).rank(query) if pool[i] not in shown]
             others = others[:OTHER_LIVE] + [t for t in others[OTHER_LIVE:] if holds(t, phrase)]
@@ -125,7 +152,7 @@ def sample(batches: list[Any], size: int, seed: int) -> list[dict[str, Any]]:
                 {
                     **case_head(item.batch["project"], case, units[turn]),
                     "facts_extracted_from_that_session": [
-                        {"fact": units[f]["content"], "then": fates.get(f, "no decision")}
+                        {"fact": units[f]["content"], "then": fates.get(f, NO_DECISION).text}
                         for f in facts
                     ],
                     "other_live_memories_best_matching": others,

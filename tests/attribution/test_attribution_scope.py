@@ -513,14 +513,14 @@ def test_confidence_at_or_above_the_reliable_line_was_measured_right_nine_times_
 
 
 def test_an_llm_result_resting_on_llm_verdicts_takes_their_confidence_not_the_table() -> None:
-    from service.attribution.confidence import TABLE, calibrated
+    from service.attribution.confidence import BELOW_RELIABLE, TABLE, calibrated
 
     measured = 0.9  # a model whose judge check measured it right 9 times in 10
     # the table measured the heuristic; an LLM's verdict (0.9) is not a heuristic's 0.9
     assert calibrated("ResponseError", measured, given=True, llm=True, llm_verdict=0.9) == 0.9
     table = next(c for f, c in TABLE[("ResponseError", True)] if measured >= f)
     assert table != measured
-    assert calibrated("ResponseError", measured, given=True) in (table, 0.79)
+    assert calibrated("ResponseError", measured, given=True) in (table, BELOW_RELIABLE)
     # a heuristic verdict the llm judge settled (below the LLM's) still goes by the table
     assert calibrated("ResponseError", 0.82, given=True, llm=True, llm_verdict=0.9) == (
         calibrated("ResponseError", 0.82, given=True)

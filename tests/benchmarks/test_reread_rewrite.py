@@ -54,7 +54,10 @@ def test_what_the_view_says_the_store_did_is_what_the_trace_did(heldout: list[An
     ops = item.batch["operations"]
     search = next(op for op in ops if op["kind"] == "retrieval")
     live = {u for u in search["inputs"] if units[u]["kind"] == "memory"}
-    fates = reread_rewrite._fates(units, ops, live, search["ts"])
+    fates = {
+        f: fate.text
+        for f, fate in reread_rewrite._History(units, ops).fates(live, search["ts"]).items()
+    }
     deleted = {
         (units[u].get("attributes") or {}).get("memory_id")
         for u in units
